@@ -1,0 +1,191 @@
+// Verbs Lab software RDMA device: the session façade.
+// A Session owns devices, memory and every verbs object, the wire between devices, the virtual clock and
+// the event stream. It is plain C++ (no Node); the addon, the gtest suite and the benchmarks all use it.
+//
+// Addresses: every buffer is real page-aligned host memory, but it is given a *deterministic* virtual
+// address inside the session's address space (starting at 0x7f0000000000, page aligned, with an unmapped
+// guard page between buffers) so recorded scenarios, events and pcaps are identical from run to run.
+// MRs, SGEs and RETH addresses use these virtual addresses.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vl/types.h"
+
+namespace vl {
+
+// ---------------------------------------------------------------- device profiles
+struct Profile {
+  std::string name;                  // "rxe", "cx", "iwarp", "minimal"
+  std::string description;
+  std::string transport;             // "RoCEv2" or "iWARP"
+  uint64_t device_cap_flags = 0;     // DeviceCap bits
+  uint32_t atomic_cap = ATOMIC_NONE;
+  uint32_t max_qp = 0, max_qp_wr = 0, max_sge = 0, max_cq = 0, max_cqe = 0, max_mr = 0, max_pd = 0;
+  uint32_t max_mw = 0, max_srq = 0, max_srq_wr = 0, max_srq_sge = 0, max_qp_rd_atom = 0, max_qp_init_rd_atom = 0;
+  uint32_t max_fast_reg_page_list_len = 0, max_inline_data = 0;
+  uint64_t max_mr_size = 0;
+  uint64_t page_size_cap = 0;        // bit mask of supported page sizes
+  uint32_t active_mtu = MTU_1024;
+  bool indirect_reg = false;         // byte-aligned SGE lists under one key (mlx5 KLM-like; SG_GAPS)
+  bool zero_based_mr = false;        // IBV_ACCESS_ZERO_BASED accepted on MRs
+  bool read_with_inv = false;        // iWARP RDMA READ with invalidate
+  bool lkey_eq_rkey = true;          // rxe: lkey == rkey
+  std::string key_byte_policy;       // "random" (rxe), "increment", "zero" (mlx5 mkey / siw)
+};
+const std::vector<Profile>& builtin_profiles();
+
+struct GidEntry { uint32_t index; uint8_t gid[16]; std::string type; };   // type "RoCE v2"
+struct DeviceInfo {
+  Handle handle = 0;
+  std::string name;                  // e.g. "vlrxe0"
+  Profile profile;
+  uint64_t node_guid = 0;
+  std::vector<GidEntry> gids;        // port 1
+  uint32_t port_state = 4;           // IBV_PORT_ACTIVE
+};
+
+// ---------------------------------------------------------------- objects
+struct BufferInfo { Handle handle = 0; uint64_t addr = 0; uint64_t length = 0; };
+struct Sge { uint64_t addr = 0; uint32_t length = 0; uint32_t lkey = 0; };
+struct MrInfo {
+  Handle handle = 0; Handle pd = 0; uint32_t lkey = 0, rkey = 0; uint64_t addr = 0, length = 0, iova = 0;
+  uint32_t access = 0;
+  std::string kind;                  // "user", "fast_reg", "indirect"
+  std::string state;                 // "valid", "free", "invalid"
+  std::vector<Sge> sg;               // segments when built from an SG list (fast-reg / indirect)
+};
+struct MwInfo {
+  Handle handle = 0; Handle pd = 0; uint32_t rkey = 0; uint32_t type = MW_TYPE_1;
+  std::string state; Handle mr = 0; Handle qp = 0; uint64_t addr = 0, length = 0; uint32_t access = 0;
+};
+struct QpCap { uint32_t max_send_wr = 16, max_recv_wr = 16, max_send_sge = 4, max_recv_sge = 4, max_inline_data = 0; };
+struct QpInitAttr {
+  Handle pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
+  uint32_t qp_type = QPT_RC; QpCap cap; bool sq_sig_all = false;
+};
+struct QpAttr {                      // ibv_qp_attr subset; meaning of each field as in rdma-core
+  uint32_t qp_state = QPS_RESET, cur_qp_state = QPS_RESET, path_mtu = MTU_1024, qp_access_flags = 0;
+  uint32_t qkey = 0, rq_psn = 0, sq_psn = 0, dest_qp_num = 0, pkey_index = 0, port_num = 1;
+  uint32_t max_rd_atomic = 1, max_dest_rd_atomic = 1, min_rnr_timer = 12, timeout = 14, retry_cnt = 7, rnr_retry = 7;
+  uint8_t dgid[16] = {}; uint32_t sgid_index = 0; Handle dest_device = 0;   // address vector (in-session peer)
+};
+struct QpInfo { Handle handle = 0; uint32_t qp_num = 0; Handle device = 0; QpInitAttr init; QpAttr attr; };
+
+struct SendWr {
+  uint64_t wr_id = 0; uint32_t opcode = WR_SEND; uint32_t send_flags = 0;
+  std::vector<Sge> sg_list;
+  std::vector<uint8_t> inline_data;  // used with SEND_INLINE (copied at post time)
+  uint32_t imm_data = 0;             // also invalidate_rkey for SEND_WITH_INV, rkey for LOCAL_INV
+  uint64_t remote_addr = 0; uint32_t rkey = 0;
+  uint64_t compare_add = 0, swap = 0;
+  // UD
+  Handle ah = 0; uint32_t remote_qpn = 0, remote_qkey = 0;
+  // BIND_MW
+  Handle mw = 0; uint32_t bind_rkey = 0; Handle bind_mr = 0; uint64_t bind_addr = 0, bind_length = 0; uint32_t bind_access = 0;
+  // REG_MR (kernel IB_WR_REG_MR): mr + new key + access; the MR must have been mapped with map_mr_sg()
+  Handle reg_mr = 0; uint32_t reg_key = 0; uint32_t reg_access = 0;
+};
+struct RecvWr { uint64_t wr_id = 0; std::vector<Sge> sg_list; };
+struct Wc {                          // struct ibv_wc
+  uint64_t wr_id = 0; uint32_t status = WC_SUCCESS, opcode = WC_SEND, vendor_err = 0, byte_len = 0;
+  uint32_t imm_data = 0, invalidated_rkey = 0, qp_num = 0, src_qp = 0, wc_flags = 0, pkey_index = 0, slid = 0;
+  uint32_t sl = 0, dlid_path_bits = 0;
+};
+struct PostResult : Status { size_t bad_wr = 0; };   // index of the failing WR when err != 0
+
+// ---------------------------------------------------------------- events (the observable stream)
+enum class EventKind : uint32_t {
+  ObjectCreated, ObjectDestroyed, ObjectModified,  // obj kinds: device pd buffer mr mw cq qp srq ah
+  WqePosted, WqeStarted, WqeCompleted,
+  PacketSent, PacketReceived, PacketDropped,       // "pkt" holds the UDP payload (BTH..ICRC)
+  KeyCheck,                                        // passed or failed, with the reason in text
+  Cqe, CqArmed, CompEvent,                         // completion queued; CQ armed; completion-channel event
+  AsyncEvent, QpState, MemWrite,                   // memory bytes changed: obj = buffer, a = addr, b = len
+  Timer, Fault, Log,
+};
+struct Event {
+  uint64_t seq = 0; uint64_t time_ns = 0;          // virtual time in deterministic mode
+  EventKind kind = EventKind::Log;
+  Handle device = 0; Handle obj = 0;
+  std::string obj_kind;                            // "qp", "mr", ...
+  uint64_t a = 0, b = 0, c = 0, d = 0;             // kind-specific numbers (documented per kind in events.md)
+  std::string text;                                // human explanation ("rkey 0x1234 key byte 0x34 != 0x35")
+  std::vector<uint8_t> pkt;                        // packet bytes for Packet* events
+  Wc wc;                                           // for Cqe / WqeCompleted
+  bool ok = true;                                  // for KeyCheck
+};
+
+struct FaultConfig { double loss = 0, duplicate = 0, reorder = 0, delay = 0; uint64_t delay_ns = 0; };
+
+// ---------------------------------------------------------------- the session
+class SessionImpl;
+class Session {
+ public:
+  explicit Session(uint64_t seed = 1);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // devices
+  Result<Handle> create_device(const std::string& profile, const std::string& name = "");
+  Status destroy_device(Handle dev);
+  std::vector<DeviceInfo> devices() const;
+
+  // memory and keys
+  Result<Handle> alloc_pd(Handle dev);
+  Status dealloc_pd(Handle pd);
+  Result<BufferInfo> alloc_buffer(uint64_t length);
+  Status free_buffer(Handle buf);
+  Status write_memory(uint64_t addr, const uint8_t* data, size_t len);   // by virtual address
+  Status read_memory(uint64_t addr, uint8_t* out, size_t len) const;
+  Result<MrInfo> reg_mr(Handle pd, uint64_t addr, uint64_t length, uint32_t access, std::optional<uint64_t> iova = {});
+  Result<MrInfo> rereg_mr(Handle mr, uint32_t flags, Handle pd, uint64_t addr, uint64_t length, uint32_t access);
+  Status dereg_mr(Handle mr);
+  Result<MrInfo> alloc_mr(Handle pd, uint32_t max_num_sg, bool indirect = false);  // fast-reg MR, no memory, FREE
+  Result<uint32_t> map_mr_sg(Handle mr, const std::vector<Sge>& sg, uint32_t page_size = 4096); // returns #mapped (ib_map_mr_sg)
+  Result<MwInfo> alloc_mw(Handle pd, uint32_t type);
+  Status dealloc_mw(Handle mw);
+  Result<uint32_t> bind_mw(Handle qp, Handle mw, uint64_t wr_id, uint32_t send_flags, Handle mr, uint64_t addr, uint64_t length, uint32_t access);  // type 1, returns new rkey
+  std::optional<MrInfo> mr_info(Handle mr) const;
+  std::optional<MwInfo> mw_info(Handle mw) const;
+
+  // queues
+  Result<Handle> create_cq(Handle dev, uint32_t cqe, bool with_channel = false);
+  Status destroy_cq(Handle cq);
+  Status req_notify_cq(Handle cq, bool solicited_only);
+  Result<int> req_notify_cq_report_missed(Handle cq, bool solicited_only);  // kernel IB_CQ_REPORT_MISSED_EVENTS
+  std::vector<Wc> poll_cq(Handle cq, uint32_t max);
+  Result<Handle> get_cq_event(Handle dev);                                   // from completion channel; ENOENT if none
+  Status ack_cq_events(Handle cq, uint32_t n);
+  Result<Handle> create_srq(Handle pd, uint32_t max_wr, uint32_t max_sge, uint32_t srq_limit);
+  Status modify_srq(Handle srq, uint32_t srq_limit);
+  Status destroy_srq(Handle srq);
+  PostResult post_srq_recv(Handle srq, const std::vector<RecvWr>& wrs);
+  Result<QpInfo> create_qp(Handle pd, const QpInitAttr& attr);
+  Status modify_qp(Handle qp, const QpAttr& attr, uint32_t attr_mask);
+  std::optional<QpInfo> query_qp(Handle qp) const;
+  Status destroy_qp(Handle qp);
+  Result<Handle> create_ah(Handle pd, Handle dest_device, uint32_t sgid_index = 0);
+  PostResult post_send(Handle qp, const std::vector<SendWr>& wrs);
+  PostResult post_recv(Handle qp, const std::vector<RecvWr>& wrs);
+
+  // engine: deterministic (virtual time, step) or free running (threads)
+  void set_faults(const FaultConfig& f);
+  bool step();                                     // run one engine action; false when idle
+  uint64_t run(uint64_t max_steps = UINT64_MAX);   // run until idle (or max); returns steps taken
+  uint64_t now_ns() const;
+
+  // observation
+  std::vector<Event> drain_events(size_t max = SIZE_MAX);
+  void set_event_capture(bool on);                 // off for benchmarks
+  Status write_pcap(const std::string& path) const;
+
+ private:
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+}  // namespace vl

@@ -1,0 +1,93 @@
+// RoCEv2 wire codec: BTH + extension headers + payload + pad + ICRC (see shared/design/WIRE.md).
+// Pure functions, no allocation on the decode path beyond the output struct. No Node dependency.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vl::wire {
+
+constexpr uint16_t kRoceUdpPort = 4791;
+
+// BTH opcodes (byte 0): transport prefix | operation (WIRE.md 1.3)
+enum Opcode : uint8_t {
+  RC_SEND_FIRST = 0x00, RC_SEND_MIDDLE = 0x01, RC_SEND_LAST = 0x02, RC_SEND_LAST_WITH_IMMEDIATE = 0x03,
+  RC_SEND_ONLY = 0x04, RC_SEND_ONLY_WITH_IMMEDIATE = 0x05, RC_RDMA_WRITE_FIRST = 0x06,
+  RC_RDMA_WRITE_MIDDLE = 0x07, RC_RDMA_WRITE_LAST = 0x08, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE = 0x09,
+  RC_RDMA_WRITE_ONLY = 0x0A, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE = 0x0B, RC_RDMA_READ_REQUEST = 0x0C,
+  RC_RDMA_READ_RESPONSE_FIRST = 0x0D, RC_RDMA_READ_RESPONSE_MIDDLE = 0x0E, RC_RDMA_READ_RESPONSE_LAST = 0x0F,
+  RC_RDMA_READ_RESPONSE_ONLY = 0x10, RC_ACKNOWLEDGE = 0x11, RC_ATOMIC_ACKNOWLEDGE = 0x12,
+  RC_COMPARE_SWAP = 0x13, RC_FETCH_ADD = 0x14, RC_SEND_LAST_WITH_INVALIDATE = 0x16,
+  RC_SEND_ONLY_WITH_INVALIDATE = 0x17,
+  UC_BASE = 0x20, UD_SEND_ONLY = 0x64, UD_SEND_ONLY_WITH_IMMEDIATE = 0x65,
+};
+// header presence bits for an opcode
+enum HdrMask : uint32_t {
+  H_RETH = 1, H_AETH = 2, H_ATOMICETH = 4, H_ATOMICACKETH = 8, H_IMMDT = 16, H_IETH = 32, H_DETH = 64,
+  H_PAYLOAD = 128,                               // opcode may carry payload
+  H_FIRST = 256, H_MIDDLE = 512, H_LAST = 1024, H_ONLY = H_FIRST | H_LAST,
+  H_REQ = 2048, H_RESP = 4096, H_SEND = 8192, H_WRITE = 16384, H_READ = 32768, H_ATOMIC = 65536,
+};
+uint32_t opcode_mask(uint8_t opcode);            // 0 for unknown/reserved opcodes
+const char* opcode_name(uint8_t opcode);         // Wireshark-like: "RC RDMA Write Only"
+
+// AETH syndrome helpers (WIRE.md 1.5)
+enum AethType : uint8_t { AETH_ACK = 0, AETH_RNR_NAK = 1, AETH_RESERVED = 2, AETH_NAK = 3 };
+enum NakCode : uint8_t { NAK_PSN_SEQ_ERR = 0, NAK_INVALID_REQUEST = 1, NAK_REMOTE_ACCESS_ERROR = 2, NAK_REMOTE_OP_ERROR = 3 };
+constexpr uint8_t kAckCreditsInvalid = 0x1F;
+std::string syndrome_text(uint8_t syndrome);    // "ACK credits=invalid", "RNR NAK timer 1.28 ms", "NAK Remote Access Error"
+double rnr_timer_ms(uint8_t code);              // 0 -> 655.36
+
+struct Packet {
+  // BTH
+  uint8_t opcode = 0; bool se = false, mig = false; uint8_t pad = 0; uint8_t tver = 0; uint16_t pkey = 0xFFFF;
+  uint8_t fecn_becn_resv = 0; uint32_t dest_qp = 0; bool ack_req = false; uint32_t psn = 0;
+  // extension headers (valid when opcode_mask says so)
+  uint64_t reth_va = 0; uint32_t reth_rkey = 0, reth_dmalen = 0;
+  uint8_t aeth_syndrome = 0; uint32_t aeth_msn = 0;
+  uint64_t atomic_va = 0; uint32_t atomic_rkey = 0; uint64_t atomic_swap_add = 0, atomic_compare = 0;
+  uint64_t atomic_ack_orig = 0;
+  uint32_t immdt = 0; uint32_t ieth_rkey = 0;
+  uint32_t deth_qkey = 0, deth_src_qp = 0;
+  // payload (without pad); on decode, a view into the input buffer
+  const uint8_t* payload = nullptr; size_t payload_len = 0;
+  uint32_t icrc = 0;                            // numeric CRC value (wire bytes are little-endian)
+};
+
+// IP/UDP framing the ICRC covers (WIRE.md 1.8). For in-process traffic the session uses synthetic but
+// consistent addresses taken from the devices' IPv4-mapped GIDs.
+struct Framing {
+  bool ipv6 = false;
+  uint8_t src_ip[16] = {}, dst_ip[16] = {};    // IPv4 in the first 4 bytes when !ipv6
+  uint16_t src_port = 0xC000, dst_port = kRoceUdpPort;
+  uint16_t ip_id = 0; uint8_t ttl = 64; uint8_t tos = 0; uint32_t flow_label = 0;
+};
+
+// Encode BTH..ICRC (the UDP payload) into out (cleared first). pad is computed from payload_len.
+void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out);
+// Decode a UDP payload (BTH..ICRC). Returns false with err set on a malformed packet. ICRC is not checked.
+bool decode(const uint8_t* data, size_t len, Packet& p, std::string* err = nullptr);
+// ICRC over IP/UDP/BTH.. as in WIRE.md 1.8; udp_payload excludes nothing (the last 4 bytes, the ICRC, are skipped).
+uint32_t icrc(const Framing& f, const uint8_t* udp_payload, size_t len);
+// Same, from a whole IPv4/IPv6 packet starting at the IP header (for parsing captures).
+uint32_t icrc_from_ip(const uint8_t* ip, size_t len, std::string* err = nullptr);
+
+// Full Ethernet frame around a UDP payload (IPv4: DF set, header checksum computed, UDP checksum 0).
+void frame(const Framing& f, const uint8_t* udp_payload, size_t len, std::vector<uint8_t>& out,
+           const uint8_t src_mac[6] = nullptr, const uint8_t dst_mac[6] = nullptr);
+
+// pcap (LINKTYPE_ETHERNET, microsecond timestamps)
+class PcapWriter {
+ public:
+  bool open(const std::string& path, std::string* err = nullptr);
+  void write(uint64_t time_ns, const uint8_t* frame, size_t len);
+  void close();
+  ~PcapWriter();
+ private:
+  void* f_ = nullptr;
+};
+struct PcapRecord { uint64_t time_ns; std::vector<uint8_t> data; };
+bool read_pcap(const std::string& path, std::vector<PcapRecord>& out, std::string* err = nullptr);
+
+}  // namespace vl::wire

@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// Builds the native parts with g++ directly (no cmake/make/python needed) and the renderer with Vite.
+//   node scripts/build.mjs [native|addon|tests|asan|bench|renderer|all]
+// Objects are incremental (g++ -MMD dependency files), compiled in parallel on every core.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const CXX = process.env.CXX || 'g++';
+const JOBS = Math.max(1, Number(process.env.VL_JOBS) || os.cpus().length);
+
+function walk(dir, ext) {
+  if (!fs.existsSync(dir)) return [];
+  const out = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...walk(p, ext));
+    else if (p.endsWith(ext)) out.push(p);
+  }
+  return out.sort();
+}
+
+function run(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], cwd: root, ...opts });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.slice(-3).join(' ')} exited ${code}`))));
+  });
+}
+
+function mtime(p) {
+  try { return fs.statSync(p).mtimeMs; } catch { return -1; }
+}
+
+// true if obj is missing or older than any dependency listed in its .d file
+function stale(obj, src) {
+  const t = mtime(obj);
+  if (t < 0 || mtime(src) > t) return true;
+  const dep = obj.replace(/\.o$/, '.d');
+  if (!fs.existsSync(dep)) return true;
+  const deps = fs.readFileSync(dep, 'utf8').replace(/\\\n/g, ' ').split(':').slice(1).join(':').split(/\s+/).filter(Boolean);
+  return deps.some((d) => mtime(path.resolve(root, d)) > t || mtime(path.resolve(root, d)) < 0);
+}
+
+async function pool(tasks) {
+  let i = 0;
+  const errors = [];
+  async function worker() {
+    while (i < tasks.length) {
+      const t = tasks[i++];
+      try { await t(); } catch (e) { errors.push(e); }
+    }
+  }
+  await Promise.all(Array.from({ length: JOBS }, worker));
+  if (errors.length) throw errors[0];
+}
+
+const WARN = ['-Wall', '-Wextra', '-Wno-unused-parameter', '-Wno-missing-field-initializers'];
+const PROFILES = {
+  release: { dir: 'build/native', flags: ['-O2', '-g', '-fPIC', '-DNDEBUG'] },
+  asan: { dir: 'build/native-asan', flags: ['-O1', '-g', '-fPIC', '-fsanitize=address,undefined', '-fno-omit-frame-pointer', '-fno-sanitize-recover=undefined'] },
+};
+
+async function compile(profile, srcs, extraFlags = []) {
+  const { dir, flags } = PROFILES[profile];
+  const objs = [];
+  const tasks = [];
+  for (const src of srcs) {
+    const rel = path.relative(path.join(root, 'native'), src);
+    const obj = path.join(root, dir, 'obj', rel.replace(/\.cpp$/, '.o'));
+    objs.push(obj);
+    if (!stale(obj, src)) continue;
+    tasks.push(async () => {
+      fs.mkdirSync(path.dirname(obj), { recursive: true });
+      console.log(`  c++ [${profile}] ${rel}`);
+      await run(CXX, ['-std=c++20', ...WARN, ...flags, ...extraFlags, '-pthread', '-I', 'native/include', '-I', 'native/src', '-MMD', '-MP', '-c', src, '-o', obj]);
+    });
+  }
+  await pool(tasks);
+  return objs;
+}
+
+async function link(profile, out, objs, libs = [], shared = false) {
+  const { flags } = PROFILES[profile];
+  const t = mtime(out);
+  if (t >= 0 && objs.every((o) => mtime(o) <= t)) return out;
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  console.log(`  link ${path.relative(root, out)}`);
+  await run(CXX, [...flags, '-pthread', ...(shared ? ['-shared'] : []), ...objs, '-o', out, ...libs]);
+  return out;
+}
+
+const libSrcs = () => walk(path.join(root, 'native/src'), '.cpp');
+
+export async function buildAddon() {
+  const napiInc = require('node-api-headers').include_dir;
+  const addonInc = path.dirname(require.resolve('node-addon-api/package.json'));
+  const lib = await compile('release', libSrcs());
+  const addon = await compile('release', walk(path.join(root, 'native/addon'), '.cpp'),
+    ['-I', napiInc, '-I', addonInc, '-DNAPI_VERSION=8', '-DNAPI_DISABLE_CPP_EXCEPTIONS', '-DNODE_ADDON_API_DISABLE_DEPRECATED', '-fvisibility=hidden']);
+  return link('release', path.join(root, 'build/Release/verbslab.node'), [...lib, ...addon], ['-ldl'], true);
+}
+
+export async function buildTests(profile = 'release') {
+  const lib = await compile(profile, libSrcs());
+  const tests = await compile(profile, walk(path.join(root, 'native/tests'), '.cpp'));
+  return link(profile, path.join(root, PROFILES[profile].dir, 'vl_tests'), [...lib, ...tests], ['-lgtest', '-lgtest_main', '-ldl']);
+}
+
+export async function buildBench() {
+  const lib = await compile('release', libSrcs());
+  const bench = await compile('release', walk(path.join(root, 'native/bench'), '.cpp'));
+  return link('release', path.join(root, 'build/native/vl_bench'), [...lib, ...bench], ['-ldl']);
+}
+
+export async function buildRenderer() {
+  await run(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn']);
+}
+
+async function main() {
+  const what = process.argv[2] || 'all';
+  const t0 = Date.now();
+  if (what === 'native' || what === 'all') { await buildAddon(); }
+  if (what === 'addon') await buildAddon();
+  if (what === 'tests') await buildTests('release');
+  if (what === 'asan') await buildTests('asan');
+  if (what === 'bench') await buildBench();
+  if (what === 'renderer' || what === 'all') await buildRenderer();
+  console.log(`build ${what}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => { console.error(`build failed: ${e.message}`); process.exit(1); });
+}
