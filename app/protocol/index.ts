@@ -1,0 +1,3 @@
+export * from './enums.ts';
+export * from './commands.ts';
+export * from './messages.ts';

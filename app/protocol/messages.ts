@@ -1,0 +1,91 @@
+// Envelopes that cross Electron IPC (MessagePort) and the browser-mode WebSocket, in both directions.
+import { z } from 'zod';
+import { Command } from './commands.ts';
+
+export const PROTOCOL_VERSION = 1;
+
+/** renderer -> host */
+export const Request = z.object({
+  type: z.literal('request'),
+  id: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  command: Command,
+}).strict();
+export type Request = z.infer<typeof Request>;
+
+/** a client-side control message (not a device command): restart the host after it died */
+export const Control = z.object({ type: z.literal('control'), action: z.enum(['restart-host', 'kill-host']) }).strict();
+export type Control = z.infer<typeof Control>;
+
+export const ErrorInfo = z.object({
+  code: z.string(),              // "EINVAL", "EOPNOTSUPP", "BAD_REQUEST", "HOST_DOWN", ...
+  message: z.string(),           // readable sentence naming the field or rule
+  field: z.string().optional(),  // dotted path of the offending field, e.g. "command.args.wrs.0.sgList.1.lkey"
+});
+export type ErrorInfo = z.infer<typeof ErrorInfo>;
+
+/** host -> renderer: reply to one request */
+export const Reply = z.object({
+  type: z.literal('reply'),
+  id: z.number().int().nullable(),        // null when the request was too broken to read its id
+  ok: z.boolean(),
+  result: z.unknown().optional(),
+  error: ErrorInfo.optional(),
+});
+export type Reply = z.infer<typeof Reply>;
+
+/** one device event, as drawn by the console (see native/EVENTS.md for a/b/c/d per kind) */
+export const DeviceEvent = z.object({
+  seq: z.number(), t: z.number(), kind: z.string(), device: z.number(), obj: z.number(), objKind: z.string(),
+  a: z.number(), b: z.number(), c: z.number(), d: z.number(),
+  text: z.string().optional(), ok: z.boolean().optional(),
+  pkt: z.record(z.string(), z.unknown()).optional(),   // decoded headers + "hex"
+  wc: z.record(z.string(), z.unknown()).optional(),
+});
+export type DeviceEvent = z.infer<typeof DeviceEvent>;
+
+/** host -> renderer: many events per crossing (at most one batch per frame's worth of time) */
+export const EventBatch = z.object({
+  type: z.literal('events'),
+  first: z.number(), count: z.number(), dropped: z.number().default(0),
+  events: z.array(DeviceEvent),
+});
+export type EventBatch = z.infer<typeof EventBatch>;
+
+/** host/server -> renderer: backend host life cycle */
+export const HostStatus = z.object({
+  type: z.literal('host'),
+  state: z.enum(['starting', 'up', 'down']),
+  reason: z.string().optional(),
+  pid: z.number().optional(),
+  journalEntries: z.number().optional(),
+  restarts: z.number().optional(),
+});
+export type HostStatus = z.infer<typeof HostStatus>;
+
+export const ToHost = z.discriminatedUnion('type', [Request, Control]);
+export type ToHost = z.infer<typeof ToHost>;
+export const FromHost = z.discriminatedUnion('type', [Reply, EventBatch, HostStatus]);
+export type FromHost = z.infer<typeof FromHost>;
+
+/** Turn a zod error into one readable message that names the field. */
+export function describeZodError(err: z.ZodError, prefix = ''): ErrorInfo {
+  const issue = err.issues[0];
+  const path = [prefix, ...(issue?.path ?? []).map(String)].filter(Boolean).join('.');
+  const more = err.issues.length > 1 ? ` (and ${err.issues.length - 1} more problem${err.issues.length > 2 ? 's' : ''})` : '';
+  return { code: 'BAD_REQUEST', field: path || undefined, message: `${path || 'message'}: ${issue?.message ?? 'invalid'}${more}` };
+}
+
+/** Validate one raw message from a client; returns the parsed message or an error reply. */
+export function parseToHost(raw: unknown): { ok: true; msg: ToHost } | { ok: false; reply: Reply } {
+  let data = raw;
+  if (typeof raw === 'string') {
+    if (raw.length > 8 * 1024 * 1024) return { ok: false, reply: { type: 'reply', id: null, ok: false, error: { code: 'TOO_LARGE', message: 'message larger than 8 MiB' } } };
+    try { data = JSON.parse(raw); } catch (e) {
+      return { ok: false, reply: { type: 'reply', id: null, ok: false, error: { code: 'BAD_JSON', message: `not JSON: ${(e as Error).message}` } } };
+    }
+  }
+  const r = ToHost.safeParse(data);
+  if (r.success) return { ok: true, msg: r.data };
+  const id = typeof (data as { id?: unknown })?.id === 'number' ? (data as { id: number }).id : null;
+  return { ok: false, reply: { type: 'reply', id, ok: false, error: describeZodError(r.error) } };
+}
