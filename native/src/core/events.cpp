@@ -1,0 +1,51 @@
+// The observable event stream and small formatting helpers.
+#include <cerrno>
+#include <cstdio>
+
+#include "core/impl.h"
+
+namespace vl {
+
+std::string hex(uint64_t v, int width) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%0*llx", width, static_cast<unsigned long long>(v));
+  return b;
+}
+std::string key_text(uint32_t key) { return hex(key, 8); }
+
+const char* qp_state_name(uint32_t s) {
+  static const char* n[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+  return s < 7 ? n[s] : "UNKNOWN";
+}
+const char* wc_status_name(uint32_t s) {
+  static const char* n[] = {"IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_QP_OP_ERR", "IBV_WC_LOC_EEC_OP_ERR",
+                            "IBV_WC_LOC_PROT_ERR", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_MW_BIND_ERR", "IBV_WC_BAD_RESP_ERR",
+                            "IBV_WC_LOC_ACCESS_ERR", "IBV_WC_REM_INV_REQ_ERR", "IBV_WC_REM_ACCESS_ERR",
+                            "IBV_WC_REM_OP_ERR", "IBV_WC_RETRY_EXC_ERR", "IBV_WC_RNR_RETRY_EXC_ERR",
+                            "IBV_WC_LOC_RDD_VIOL_ERR", "IBV_WC_REM_INV_RD_REQ_ERR", "IBV_WC_REM_ABORT_ERR",
+                            "IBV_WC_INV_EECN_ERR", "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",
+                            "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR"};
+  return s < 22 ? n[s] : "IBV_WC_UNKNOWN";
+}
+
+Event& SessionImpl::emit(EventKind k, Handle dev, Handle obj, const char* obj_kind, std::string text) {
+  Event e;
+  e.seq = next_seq++;
+  e.time_ns = now;
+  e.kind = k; e.device = dev; e.obj = obj; e.obj_kind = obj_kind ? obj_kind : ""; e.text = std::move(text);
+  events.push_back(std::move(e));
+  return events.back();
+}
+
+std::vector<Event> Session::drain_events(size_t max) {
+  auto& S = *impl_;
+  std::vector<Event> out;
+  size_t n = std::min(max, S.events.size());
+  out.reserve(n);
+  for (size_t i = 0; i < n; i++) { out.push_back(std::move(S.events.front())); S.events.pop_front(); }
+  return out;
+}
+
+void Session::set_event_capture(bool on) { impl_->capture = on; }
+
+}  // namespace vl

@@ -1,0 +1,279 @@
+// Internal state of a Session: every object of the software RDMA device. Not a public header.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vl/session.h"
+#include "vl/wire.h"
+
+namespace vl {
+
+inline Status ok() { return {}; }
+inline Status fail(int err, std::string msg) { return Status{err, std::move(msg)}; }
+template <class T> Result<T> rfail(int err, std::string msg) { Result<T> r; r.err = err; r.msg = std::move(msg); return r; }
+template <class T> Result<T> rok(T v) { Result<T> r; r.value = std::move(v); return r; }
+std::string hex(uint64_t v, int width = 0);
+
+constexpr uint64_t kVaBase = 0x7f0000000000ull;
+constexpr uint64_t kPage = 4096;
+constexpr uint32_t kMwIndexBase = 1u << 20;   // MR indices 1..2^20, MW indices above (rxe: disjoint ranges)
+
+// PSN arithmetic (24 bit, WIRE.md 1.6)
+inline int32_t psn_cmp(uint32_t a, uint32_t b) { return static_cast<int32_t>((a - b) << 8); }
+inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & 0xFFFFFF; }
+
+struct Buffer { Handle h = 0; uint64_t va = 0, len = 0, span = 0; uint8_t* mem = nullptr; };
+
+enum class KeyState { Invalid, Free, Valid };
+inline const char* key_state_name(KeyState s) { return s == KeyState::Valid ? "valid" : s == KeyState::Free ? "free" : "invalid"; }
+
+struct Seg { uint64_t va; uint64_t len; };     // a piece of session memory (SG element of a fast-reg MR)
+
+struct Mr {
+  Handle h = 0, pd = 0, dev = 0;
+  uint32_t index = 0, lkey = 0, rkey = 0;
+  uint64_t addr = 0, length = 0, iova = 0;
+  uint32_t access = 0;
+  std::string kind = "user";                   // user | fast_reg | indirect
+  KeyState state = KeyState::Valid;
+  uint32_t max_num_sg = 0;
+  std::vector<Seg> segs;                       // fast_reg / indirect translation (iova-contiguous)
+  std::vector<Sge> sg;                         // as given to map_mr_sg
+  bool mapped = false;
+  uint32_t bound_mws = 0;
+  bool zero_based = false;
+};
+
+struct Mw {
+  Handle h = 0, pd = 0, dev = 0;
+  uint32_t index = 0, rkey = 0, type = MW_TYPE_1;
+  KeyState state = KeyState::Valid;
+  Handle mr = 0, qp = 0;
+  uint64_t addr = 0, length = 0;
+  uint32_t access = 0;
+  bool zero_based = false;
+};
+
+struct Cq {
+  Handle h = 0, dev = 0;
+  uint32_t cqe = 0;
+  std::deque<Wc> q;
+  bool channel = false;
+  uint32_t notify = 0;                         // 0, 1 = solicited, 2 = next completion
+  uint32_t events_unacked = 0;
+  bool error = false;
+};
+
+struct Srq {
+  Handle h = 0, pd = 0, dev = 0;
+  uint32_t max_wr = 0, max_sge = 0, limit = 0;
+  std::deque<RecvWr> q;
+};
+
+struct Ah { Handle h = 0, pd = 0, dev = 0, dest_device = 0; uint32_t sgid_index = 0; };
+
+enum class WqeState { Posted, Processing, Pending, Done, Error };
+
+struct SendWqe {
+  SendWr wr;
+  WqeState state = WqeState::Posted;
+  uint32_t first_psn = 0, last_psn = 0, npkts = 0;
+  uint64_t length = 0;                         // total message length
+  uint64_t resp_offset = 0;                    // bytes of READ response placed
+  bool local = false;                          // local op (no packets)
+  uint32_t status = WC_SUCCESS;
+  bool signaled = false;
+};
+
+struct RespRes {                               // saved responder resource for READ / ATOMIC replay
+  bool valid = false, atomic = false;
+  uint32_t first_psn = 0, last_psn = 0;
+  uint64_t va = 0; uint32_t rkey = 0; uint64_t length = 0;
+  uint64_t orig = 0;                           // atomic original value
+  uint8_t opcode = 0;
+};
+
+struct Qp {
+  Handle h = 0, pd = 0, dev = 0;
+  uint32_t qpn = 0;
+  QpInitAttr init;
+  QpAttr attr;
+  uint32_t state = QPS_RESET;
+  // send queue (absolute indices; ring of max_send_wr entries)
+  std::deque<SendWqe> sq;                      // sq[0] is the oldest uncompleted WQE
+  size_t req_idx = 0;                          // index in sq of the next WQE the requester works on
+  uint64_t req_offset = 0;                     // bytes of the current WQE already sent
+  uint32_t req_psn = 0;                        // next PSN to send
+  uint32_t rd_atomic_outstanding = 0;
+  uint32_t pkts_since_ack = 0;
+  bool req_scheduled = false;
+  uint32_t retry_left = 7, rnr_left = 7;
+  uint64_t timer_gen = 0;                      // ACK timer generation (bumped to cancel)
+  bool timer_armed = false;
+  bool rnr_wait = false;
+  uint32_t comp_opcode_state = 0;
+  // receive queue
+  std::deque<RecvWr> rq;
+  // responder
+  uint32_t resp_psn = 0, msn = 0;
+  uint8_t resp_last_opcode = 0xFF;             // last accepted request opcode (0xFF: none)
+  bool nak_sent = false;
+  bool uc_drop = false;                        // UC: dropping until FIRST/ONLY
+  bool have_wqe = false; RecvWr cur_wqe; uint64_t cur_recv_off = 0; bool cur_from_srq = false;
+  uint64_t w_va = 0; uint32_t w_rkey = 0; uint64_t w_remaining = 0; Handle w_mr = 0; Handle w_mw = 0;
+  uint64_t w_len = 0;
+  std::vector<RespRes> res; size_t res_next = 0;
+  uint32_t recv_byte_len = 0;
+};
+
+struct Device {
+  Handle h = 0;
+  std::string name;
+  Profile profile;
+  uint64_t node_guid = 0;
+  uint8_t mac[6] = {};
+  std::vector<GidEntry> gids;
+  uint32_t ordinal = 0;                        // N in 10.0.0.N
+  uint32_t next_mr_index = 1, next_mw_index = kMwIndexBase + 1, next_qpn = 0x11;
+  uint8_t key_counter = 0;
+  std::unordered_map<uint32_t, Handle> mr_by_index, mw_by_index, qp_by_qpn;
+  std::deque<Handle> channel;                  // completion channel events (CQ handles)
+  uint32_t n_pd = 0, n_mr = 0, n_mw = 0, n_cq = 0, n_qp = 0, n_srq = 0;
+};
+
+struct Pd { Handle h = 0, dev = 0; uint32_t users = 0; };
+
+// one pending engine action
+struct Action {
+  uint64_t t = 0, seq = 0;
+  enum Kind : uint8_t { ReqRun, Deliver, AckTimer, RnrTimer } kind = ReqRun;
+  Handle qp = 0; uint64_t gen = 0;
+  Handle src_dev = 0, dst_dev = 0;
+  std::vector<uint8_t> pkt;
+};
+
+struct PcapRec { uint64_t t; Handle src, dst; std::vector<uint8_t> pkt; };
+
+class SessionImpl {
+ public:
+  explicit SessionImpl(uint64_t seed);
+  ~SessionImpl();
+
+  uint64_t seed;
+  std::mt19937_64 rng;                         // key bytes
+  std::mt19937_64 fault_rng;                   // wire faults
+  Handle next_handle = 1;
+  uint64_t next_va = kVaBase;
+  std::map<uint64_t, Buffer> buffers_by_va;    // va -> buffer
+  std::unordered_map<Handle, uint64_t> buffer_va;
+  std::map<Handle, Device> devs;
+  std::unordered_map<Handle, Pd> pds;
+  std::unordered_map<Handle, Mr> mrs;
+  std::unordered_map<Handle, Mw> mws;
+  std::unordered_map<Handle, Cq> cqs;
+  std::unordered_map<Handle, Srq> srqs;
+  std::unordered_map<Handle, Ah> ahs;
+  std::unordered_map<Handle, Qp> qps;
+
+  // events
+  bool capture = true;
+  uint64_t next_seq = 1;
+  std::deque<Event> events;
+  std::vector<PcapRec> pcap;                   // packets sent (for write_pcap), kept while capture is on
+
+  // engine
+  uint64_t now = 0, action_seq = 0;
+  std::vector<Action> heap;
+  FaultConfig faults;
+  bool free_running = false;
+  uint64_t wire_latency_ns = 1000;
+  uint16_t ip_id = 0;
+
+  Handle new_handle() { return next_handle++; }
+
+  // ---- events (events.cpp)
+  Event& emit(EventKind k, Handle dev, Handle obj, const char* obj_kind, std::string text = {});
+  void emit_obj(EventKind k, Handle dev, Handle obj, const char* obj_kind, std::string text = {}) { if (capture) emit(k, dev, obj, obj_kind, std::move(text)); }
+
+  // ---- memory (memory.cpp)
+  uint8_t* host(uint64_t va, uint64_t len);          // nullptr unless [va, va+len) inside one buffer
+  const uint8_t* host(uint64_t va, uint64_t len) const;
+  Handle buffer_of(uint64_t va) const;
+  void note_write(Handle dev, uint64_t va, uint64_t len);
+
+  // ---- keys (mr.cpp)
+  Device* dev(Handle h) { auto it = devs.find(h); return it == devs.end() ? nullptr : &it->second; }
+  Pd* pd(Handle h) { auto it = pds.find(h); return it == pds.end() ? nullptr : &it->second; }
+  Mr* mr(Handle h) { auto it = mrs.find(h); return it == mrs.end() ? nullptr : &it->second; }
+  Mw* mw(Handle h) { auto it = mws.find(h); return it == mws.end() ? nullptr : &it->second; }
+  Cq* cq(Handle h) { auto it = cqs.find(h); return it == cqs.end() ? nullptr : &it->second; }
+  Srq* srq(Handle h) { auto it = srqs.find(h); return it == srqs.end() ? nullptr : &it->second; }
+  Qp* qp(Handle h) { auto it = qps.find(h); return it == qps.end() ? nullptr : &it->second; }
+  Qp* qp_by_qpn(Handle dev, uint32_t qpn);
+  uint8_t new_key_byte(Device& d, uint8_t old, bool first);
+  Mr* mr_by_key(Handle dev, uint32_t key);
+  Mw* mw_by_key(Handle dev, uint32_t key);
+  MrInfo mr_info(const Mr& m) const;
+  MwInfo mw_info(const Mw& w) const;
+  // local access through an lkey (SGE): returns host pointer of each piece via callback; false + reason on failure
+  struct KeyFail { uint32_t status = 0; std::string reason; };
+  bool mr_translate(Mr& m, uint64_t iova, uint64_t len, std::vector<std::pair<uint8_t*, uint64_t>>& out);
+  bool sge_pieces(Handle pd, const Sge& s, bool need_write, std::vector<std::pair<uint8_t*, uint64_t>>& out, std::string& why);
+  bool copy_from_sges(Handle pd, const std::vector<Sge>& sg, uint64_t off, uint8_t* dst, uint64_t len, std::string& why);
+  int copy_to_sges(Handle pd, Handle dev, const std::vector<Sge>& sg, uint64_t off, const uint8_t* src, uint64_t len, std::string& why);  // 0 ok, -1 key error, -2 too small
+  // remote key check chain (resp.cpp uses); on success sets mr and translated va
+  struct RkeyResult { bool ok = false; uint8_t nak = wire::NAK_REMOTE_ACCESS_ERROR; std::string reason; Mr* m = nullptr; uint64_t va = 0; Handle mw = 0; };
+  RkeyResult check_rkey(Qp& q, uint32_t rkey, uint64_t va, uint64_t len, uint32_t need_access, const char* what);
+  // local memory-management ops (mr.cpp / mw.cpp)
+  Status do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mr_h, uint64_t addr, uint64_t length, uint32_t access);
+  Status invalidate_key(Qp& q, uint32_t key, bool remote);
+  Status do_reg_mr_wr(Qp& q, Handle mr_h, uint32_t key, uint32_t access);
+
+  // ---- CQ (cq.cpp)
+  bool cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err);
+  void async_event(Handle dev, Handle obj, const char* kind, uint32_t type, std::string text);
+
+  // ---- QP (qp.cpp)
+  void qp_to_error(Qp& q, const std::string& why);
+  void set_qp_state(Qp& q, uint32_t st, const std::string& why);
+  void flush_qp(Qp& q);
+  bool take_recv_wqe(Qp& q, RecvWr& out, bool& from_srq);
+
+  // ---- transport (req.cpp / resp.cpp / comp.cpp)
+  void schedule_req(Qp& q, uint64_t delay = 0);
+  void req_run(Qp& q);
+  void req_retry(Qp& q, uint32_t from_psn);
+  void arm_ack_timer(Qp& q);
+  void on_ack_timer(Qp& q, uint64_t gen);
+  void on_rnr_timer(Qp& q, uint64_t gen);
+  void send_packet(Qp& q, wire::Packet& p, Handle dst_dev);
+  void send_packet_raw(Handle src_dev, Handle dst_dev, wire::Packet& p);
+  void deliver(Handle src, Handle dst, std::vector<uint8_t>& bytes);
+  void responder(Qp& q, const wire::Packet& p, Handle src_dev);
+  void completer(Qp& q, const wire::Packet& p);
+  void complete_wqe(Qp& q, SendWqe& w, uint32_t status);
+  void comp_drain(Qp& q);
+  void send_ack(Qp& q, uint8_t syndrome, uint32_t psn, Handle dst);
+  wire::Framing framing(Handle src, Handle dst);
+  Handle peer_dev(const Qp& q) const { return q.attr.dest_device; }
+
+  // ---- engine (engine.cpp)
+  void push(Action a);
+  bool step();
+  void run_to_idle();
+};
+
+// formatting helpers
+std::string key_text(uint32_t key);
+const char* qp_state_name(uint32_t s);
+const char* wc_status_name(uint32_t s);
+
+}  // namespace vl
