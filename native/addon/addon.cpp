@@ -1,0 +1,959 @@
+// Thin node-addon-api binding of vl::Session (Node-API 8, no C++ exceptions).
+//
+// One JS class `Session` with one method per vl::Session method (same snake_case names), converting
+// arguments and results to plain JS values (camelCase fields). Rules:
+//  - Status results come back as { err, msg }, Result<T> as { err, msg, value }; the binding never
+//    interprets them (the executor in app/host/executor.ts does).
+//  - 64-bit values: accepted as Number, BigInt or decimal/0x-hex string; returned as Number when
+//    <= 2^53-1, otherwise as a "0x..." hex string (lossless and JSON-friendly).
+//  - Bytes are always *copied* into new Buffers: no external ArrayBuffers (Electron's V8 memory cage
+//    forbids them); NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED turns any accidental use into a compile error.
+//  - Programming errors (wrong JS argument types) throw a TypeError naming the argument.
+#define NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED
+#include <napi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vl/session.h"
+#include "vl/wire.h"
+
+namespace {
+
+constexpr uint64_t kMaxSafe = (1ull << 53) - 1;
+
+Napi::Value U64(Napi::Env env, uint64_t v) {
+  if (v <= kMaxSafe) return Napi::Number::New(env, static_cast<double>(v));
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return Napi::String::New(env, buf);
+}
+
+std::string HexOf(const uint8_t* p, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s(n * 2, '0');
+  for (size_t i = 0; i < n; ++i) { s[2 * i] = d[p[i] >> 4]; s[2 * i + 1] = d[p[i] & 15]; }
+  return s;
+}
+
+std::string GidText(const uint8_t g[16]) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+                g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+  return buf;
+}
+
+// Argument conversion that records the first problem instead of throwing (no C++ exceptions).
+struct Conv {
+  Napi::Env env;
+  std::string err;
+  explicit Conv(Napi::Env e) : env(e) {}
+  bool ok() const { return err.empty(); }
+  void fail(const std::string& where, const char* what) { if (err.empty()) err = where + ": expected " + what; }
+  // Throws the recorded TypeError; returns true when there was one.
+  bool thrown() {
+    if (err.empty()) return false;
+    Napi::TypeError::New(env, err).ThrowAsJavaScriptException();
+    return true;
+  }
+
+  uint64_t u64(const Napi::Value& v, const std::string& where, uint64_t def = 0, bool optional = false) {
+    if (v.IsUndefined() || v.IsNull()) { if (!optional) fail(where, "a 64-bit unsigned integer"); return def; }
+    if (v.IsNumber()) {
+      double d = v.As<Napi::Number>().DoubleValue();
+      if (!(d >= 0) || d > 18446744073709551615.0 || d != static_cast<double>(static_cast<uint64_t>(d))) { fail(where, "a non-negative integer"); return def; }
+      return static_cast<uint64_t>(d);
+    }
+    if (v.IsBigInt()) {
+      bool lossless = false;
+      uint64_t r = v.As<Napi::BigInt>().Uint64Value(&lossless);
+      if (!lossless) { fail(where, "a BigInt in 0..2^64-1"); return def; }
+      return r;
+    }
+    if (v.IsString()) {
+      std::string s = v.As<Napi::String>().Utf8Value();
+      if (s.empty() || s[0] == '-' || s[0] == '+' || s[0] == ' ') { fail(where, "a decimal or 0x-hex string"); return def; }
+      char* end = nullptr;
+      errno = 0;
+      unsigned long long r = std::strtoull(s.c_str(), &end, (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
+      if (errno || !end || *end) { fail(where, "a decimal or 0x-hex string"); return def; }
+      return r;
+    }
+    fail(where, "a number, BigInt or numeric string");
+    return def;
+  }
+  uint32_t u32(const Napi::Value& v, const std::string& where, uint32_t def = 0, bool optional = false) {
+    if (v.IsUndefined() || v.IsNull()) { if (!optional) fail(where, "a 32-bit unsigned integer"); return def; }
+    uint64_t r = u64(v, where, def, optional);
+    if (r > 0xffffffffull) { fail(where, "a 32-bit unsigned integer"); return def; }
+    return static_cast<uint32_t>(r);
+  }
+  bool boolean(const Napi::Value& v, const std::string& where, bool def = false) {
+    if (v.IsUndefined() || v.IsNull()) return def;
+    if (!v.IsBoolean()) { fail(where, "a boolean"); return def; }
+    return v.As<Napi::Boolean>().Value();
+  }
+  std::string str(const Napi::Value& v, const std::string& where, const std::string& def = "", bool optional = false) {
+    if (v.IsUndefined() || v.IsNull()) { if (!optional) fail(where, "a string"); return def; }
+    if (!v.IsString()) { fail(where, "a string"); return def; }
+    return v.As<Napi::String>().Utf8Value();
+  }
+  std::vector<uint8_t> bytes(const Napi::Value& v, const std::string& where, bool optional = false) {
+    std::vector<uint8_t> out;
+    if (v.IsUndefined() || v.IsNull()) { if (!optional) fail(where, "a Uint8Array"); return out; }
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) { fail(where, "a Uint8Array"); return out; }
+    auto a = v.As<Napi::Uint8Array>();
+    out.assign(a.Data(), a.Data() + a.ByteLength());
+    return out;
+  }
+  Napi::Object obj(const Napi::Value& v, const std::string& where) {
+    if (!v.IsObject() || v.IsArray()) { fail(where, "an object"); return Napi::Object::New(env); }
+    return v.As<Napi::Object>();
+  }
+  Napi::Array arr(const Napi::Value& v, const std::string& where, bool optional = false) {
+    if ((v.IsUndefined() || v.IsNull()) && optional) return Napi::Array::New(env);
+    if (!v.IsArray()) { fail(where, "an array"); return Napi::Array::New(env); }
+    return v.As<Napi::Array>();
+  }
+
+  vl::Sge sge(const Napi::Value& v, const std::string& where) {
+    vl::Sge s;
+    auto o = obj(v, where);
+    if (!ok()) return s;
+    s.addr = u64(o.Get("addr"), where + ".addr");
+    s.length = u32(o.Get("length"), where + ".length");
+    s.lkey = u32(o.Get("lkey"), where + ".lkey");
+    return s;
+  }
+  std::vector<vl::Sge> sges(const Napi::Value& v, const std::string& where, bool optional = true) {
+    std::vector<vl::Sge> out;
+    auto a = arr(v, where, optional);
+    for (uint32_t i = 0; ok() && i < a.Length(); ++i) out.push_back(sge(a.Get(i), where + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  vl::RecvWr recv_wr(const Napi::Value& v, const std::string& where) {
+    vl::RecvWr w;
+    auto o = obj(v, where);
+    if (!ok()) return w;
+    w.wr_id = u64(o.Get("wrId"), where + ".wrId", 0, true);
+    w.sg_list = sges(o.Get("sgList"), where + ".sgList");
+    return w;
+  }
+  std::vector<vl::RecvWr> recv_wrs(const Napi::Value& v, const std::string& where) {
+    std::vector<vl::RecvWr> out;
+    auto a = arr(v, where);
+    for (uint32_t i = 0; ok() && i < a.Length(); ++i) out.push_back(recv_wr(a.Get(i), where + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  vl::SendWr send_wr(const Napi::Value& v, const std::string& w) {
+    vl::SendWr r;
+    auto o = obj(v, w);
+    if (!ok()) return r;
+    r.wr_id = u64(o.Get("wrId"), w + ".wrId", 0, true);
+    r.opcode = u32(o.Get("opcode"), w + ".opcode");
+    r.send_flags = u32(o.Get("sendFlags"), w + ".sendFlags", 0, true);
+    r.sg_list = sges(o.Get("sgList"), w + ".sgList");
+    r.inline_data = bytes(o.Get("inlineData"), w + ".inlineData", true);
+    r.imm_data = u32(o.Get("immData"), w + ".immData", 0, true);
+    r.remote_addr = u64(o.Get("remoteAddr"), w + ".remoteAddr", 0, true);
+    r.rkey = u32(o.Get("rkey"), w + ".rkey", 0, true);
+    r.compare_add = u64(o.Get("compareAdd"), w + ".compareAdd", 0, true);
+    r.swap = u64(o.Get("swap"), w + ".swap", 0, true);
+    r.ah = u32(o.Get("ah"), w + ".ah", 0, true);
+    r.remote_qpn = u32(o.Get("remoteQpn"), w + ".remoteQpn", 0, true);
+    r.remote_qkey = u32(o.Get("remoteQkey"), w + ".remoteQkey", 0, true);
+    r.mw = u32(o.Get("mw"), w + ".mw", 0, true);
+    r.bind_rkey = u32(o.Get("bindRkey"), w + ".bindRkey", 0, true);
+    r.bind_mr = u32(o.Get("bindMr"), w + ".bindMr", 0, true);
+    r.bind_addr = u64(o.Get("bindAddr"), w + ".bindAddr", 0, true);
+    r.bind_length = u64(o.Get("bindLength"), w + ".bindLength", 0, true);
+    r.bind_access = u32(o.Get("bindAccess"), w + ".bindAccess", 0, true);
+    r.reg_mr = u32(o.Get("regMr"), w + ".regMr", 0, true);
+    r.reg_key = u32(o.Get("regKey"), w + ".regKey", 0, true);
+    r.reg_access = u32(o.Get("regAccess"), w + ".regAccess", 0, true);
+    return r;
+  }
+  std::vector<vl::SendWr> send_wrs(const Napi::Value& v, const std::string& where) {
+    std::vector<vl::SendWr> out;
+    auto a = arr(v, where);
+    for (uint32_t i = 0; ok() && i < a.Length(); ++i) out.push_back(send_wr(a.Get(i), where + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  vl::QpAttr qp_attr(const Napi::Value& v, const std::string& w) {
+    vl::QpAttr a;
+    auto o = obj(v, w);
+    if (!ok()) return a;
+    a.qp_state = u32(o.Get("qpState"), w + ".qpState", a.qp_state, true);
+    a.cur_qp_state = u32(o.Get("curQpState"), w + ".curQpState", a.cur_qp_state, true);
+    a.path_mtu = u32(o.Get("pathMtu"), w + ".pathMtu", a.path_mtu, true);
+    a.qp_access_flags = u32(o.Get("qpAccessFlags"), w + ".qpAccessFlags", a.qp_access_flags, true);
+    a.qkey = u32(o.Get("qkey"), w + ".qkey", a.qkey, true);
+    a.rq_psn = u32(o.Get("rqPsn"), w + ".rqPsn", a.rq_psn, true);
+    a.sq_psn = u32(o.Get("sqPsn"), w + ".sqPsn", a.sq_psn, true);
+    a.dest_qp_num = u32(o.Get("destQpNum"), w + ".destQpNum", a.dest_qp_num, true);
+    a.pkey_index = u32(o.Get("pkeyIndex"), w + ".pkeyIndex", a.pkey_index, true);
+    a.port_num = u32(o.Get("portNum"), w + ".portNum", a.port_num, true);
+    a.max_rd_atomic = u32(o.Get("maxRdAtomic"), w + ".maxRdAtomic", a.max_rd_atomic, true);
+    a.max_dest_rd_atomic = u32(o.Get("maxDestRdAtomic"), w + ".maxDestRdAtomic", a.max_dest_rd_atomic, true);
+    a.min_rnr_timer = u32(o.Get("minRnrTimer"), w + ".minRnrTimer", a.min_rnr_timer, true);
+    a.timeout = u32(o.Get("timeout"), w + ".timeout", a.timeout, true);
+    a.retry_cnt = u32(o.Get("retryCnt"), w + ".retryCnt", a.retry_cnt, true);
+    a.rnr_retry = u32(o.Get("rnrRetry"), w + ".rnrRetry", a.rnr_retry, true);
+    a.sgid_index = u32(o.Get("sgidIndex"), w + ".sgidIndex", a.sgid_index, true);
+    a.dest_device = u32(o.Get("destDevice"), w + ".destDevice", a.dest_device, true);
+    auto g = bytes(o.Get("dgid"), w + ".dgid", true);
+    if (!g.empty()) {
+      if (g.size() != 16) fail(w + ".dgid", "16 bytes");
+      else std::memcpy(a.dgid, g.data(), 16);
+    }
+    return a;
+  }
+};
+
+Napi::Object StatusObj(Napi::Env env, const vl::Status& s) {
+  auto o = Napi::Object::New(env);
+  o.Set("err", Napi::Number::New(env, s.err));
+  o.Set("msg", Napi::String::New(env, s.msg));
+  return o;
+}
+
+Napi::Object SgeObj(Napi::Env env, const vl::Sge& s) {
+  auto o = Napi::Object::New(env);
+  o.Set("addr", U64(env, s.addr));
+  o.Set("length", Napi::Number::New(env, s.length));
+  o.Set("lkey", Napi::Number::New(env, s.lkey));
+  return o;
+}
+
+Napi::Object ProfileObj(Napi::Env env, const vl::Profile& p) {
+  auto o = Napi::Object::New(env);
+  o.Set("name", p.name);
+  o.Set("description", p.description);
+  o.Set("transport", p.transport);
+  o.Set("deviceCapFlags", U64(env, p.device_cap_flags));
+  o.Set("atomicCap", Napi::Number::New(env, p.atomic_cap));
+#define N(js, f) o.Set(js, Napi::Number::New(env, p.f))
+  N("maxQp", max_qp); N("maxQpWr", max_qp_wr); N("maxSge", max_sge); N("maxCq", max_cq); N("maxCqe", max_cqe);
+  N("maxMr", max_mr); N("maxPd", max_pd); N("maxMw", max_mw); N("maxSrq", max_srq); N("maxSrqWr", max_srq_wr);
+  N("maxSrqSge", max_srq_sge); N("maxQpRdAtom", max_qp_rd_atom); N("maxQpInitRdAtom", max_qp_init_rd_atom);
+  N("maxFastRegPageListLen", max_fast_reg_page_list_len); N("maxInlineData", max_inline_data);
+  N("activeMtu", active_mtu);
+#undef N
+  o.Set("maxMrSize", U64(env, p.max_mr_size));
+  o.Set("pageSizeCap", U64(env, p.page_size_cap));
+  o.Set("indirectReg", Napi::Boolean::New(env, p.indirect_reg));
+  o.Set("zeroBasedMr", Napi::Boolean::New(env, p.zero_based_mr));
+  o.Set("readWithInv", Napi::Boolean::New(env, p.read_with_inv));
+  o.Set("lkeyEqRkey", Napi::Boolean::New(env, p.lkey_eq_rkey));
+  o.Set("keyBytePolicy", p.key_byte_policy);
+  return o;
+}
+
+Napi::Object DeviceObj(Napi::Env env, const vl::DeviceInfo& d) {
+  auto o = Napi::Object::New(env);
+  o.Set("handle", Napi::Number::New(env, d.handle));
+  o.Set("name", d.name);
+  o.Set("profile", ProfileObj(env, d.profile));
+  char guid[24];
+  std::snprintf(guid, sizeof guid, "%016llx", static_cast<unsigned long long>(d.node_guid));
+  o.Set("nodeGuid", guid);
+  auto gids = Napi::Array::New(env, d.gids.size());
+  for (size_t i = 0; i < d.gids.size(); ++i) {
+    auto g = Napi::Object::New(env);
+    g.Set("index", Napi::Number::New(env, d.gids[i].index));
+    g.Set("gid", GidText(d.gids[i].gid));
+    g.Set("type", d.gids[i].type);
+    gids.Set(static_cast<uint32_t>(i), g);
+  }
+  o.Set("gids", gids);
+  o.Set("portState", Napi::Number::New(env, d.port_state));
+  return o;
+}
+
+Napi::Object MrObj(Napi::Env env, const vl::MrInfo& m) {
+  auto o = Napi::Object::New(env);
+  o.Set("handle", Napi::Number::New(env, m.handle));
+  o.Set("pd", Napi::Number::New(env, m.pd));
+  o.Set("lkey", Napi::Number::New(env, m.lkey));
+  o.Set("rkey", Napi::Number::New(env, m.rkey));
+  o.Set("addr", U64(env, m.addr));
+  o.Set("length", U64(env, m.length));
+  o.Set("iova", U64(env, m.iova));
+  o.Set("access", Napi::Number::New(env, m.access));
+  o.Set("kind", m.kind);
+  o.Set("state", m.state);
+  auto sg = Napi::Array::New(env, m.sg.size());
+  for (size_t i = 0; i < m.sg.size(); ++i) sg.Set(static_cast<uint32_t>(i), SgeObj(env, m.sg[i]));
+  o.Set("sg", sg);
+  return o;
+}
+
+Napi::Object MwObj(Napi::Env env, const vl::MwInfo& w) {
+  auto o = Napi::Object::New(env);
+  o.Set("handle", Napi::Number::New(env, w.handle));
+  o.Set("pd", Napi::Number::New(env, w.pd));
+  o.Set("rkey", Napi::Number::New(env, w.rkey));
+  o.Set("type", Napi::Number::New(env, w.type));
+  o.Set("state", w.state);
+  o.Set("mr", Napi::Number::New(env, w.mr));
+  o.Set("qp", Napi::Number::New(env, w.qp));
+  o.Set("addr", U64(env, w.addr));
+  o.Set("length", U64(env, w.length));
+  o.Set("access", Napi::Number::New(env, w.access));
+  return o;
+}
+
+Napi::Object QpObj(Napi::Env env, const vl::QpInfo& q) {
+  auto o = Napi::Object::New(env);
+  o.Set("handle", Napi::Number::New(env, q.handle));
+  o.Set("qpNum", Napi::Number::New(env, q.qp_num));
+  o.Set("device", Napi::Number::New(env, q.device));
+  auto init = Napi::Object::New(env);
+  init.Set("pd", Napi::Number::New(env, q.init.pd));
+  init.Set("sendCq", Napi::Number::New(env, q.init.send_cq));
+  init.Set("recvCq", Napi::Number::New(env, q.init.recv_cq));
+  init.Set("srq", Napi::Number::New(env, q.init.srq));
+  init.Set("qpType", Napi::Number::New(env, q.init.qp_type));
+  init.Set("sqSigAll", Napi::Boolean::New(env, q.init.sq_sig_all));
+  auto cap = Napi::Object::New(env);
+  cap.Set("maxSendWr", Napi::Number::New(env, q.init.cap.max_send_wr));
+  cap.Set("maxRecvWr", Napi::Number::New(env, q.init.cap.max_recv_wr));
+  cap.Set("maxSendSge", Napi::Number::New(env, q.init.cap.max_send_sge));
+  cap.Set("maxRecvSge", Napi::Number::New(env, q.init.cap.max_recv_sge));
+  cap.Set("maxInlineData", Napi::Number::New(env, q.init.cap.max_inline_data));
+  init.Set("cap", cap);
+  o.Set("init", init);
+  auto a = Napi::Object::New(env);
+  const vl::QpAttr& t = q.attr;
+#define N(js, f) a.Set(js, Napi::Number::New(env, t.f))
+  N("qpState", qp_state); N("curQpState", cur_qp_state); N("pathMtu", path_mtu); N("qpAccessFlags", qp_access_flags);
+  N("qkey", qkey); N("rqPsn", rq_psn); N("sqPsn", sq_psn); N("destQpNum", dest_qp_num); N("pkeyIndex", pkey_index);
+  N("portNum", port_num); N("maxRdAtomic", max_rd_atomic); N("maxDestRdAtomic", max_dest_rd_atomic);
+  N("minRnrTimer", min_rnr_timer); N("timeout", timeout); N("retryCnt", retry_cnt); N("rnrRetry", rnr_retry);
+  N("sgidIndex", sgid_index); N("destDevice", dest_device);
+#undef N
+  a.Set("dgid", GidText(t.dgid));
+  o.Set("attr", a);
+  return o;
+}
+
+Napi::Object WcObj(Napi::Env env, const vl::Wc& w) {
+  auto o = Napi::Object::New(env);
+  o.Set("wrId", U64(env, w.wr_id));
+#define N(js, f) o.Set(js, Napi::Number::New(env, w.f))
+  N("status", status); N("opcode", opcode); N("vendorErr", vendor_err); N("byteLen", byte_len); N("immData", imm_data);
+  N("invalidatedRkey", invalidated_rkey); N("qpNum", qp_num); N("srcQp", src_qp); N("wcFlags", wc_flags);
+  N("pkeyIndex", pkey_index); N("slid", slid); N("sl", sl); N("dlidPathBits", dlid_path_bits);
+#undef N
+  return o;
+}
+
+Napi::Object PacketObj(Napi::Env env, const std::vector<uint8_t>& bytes) {
+  auto o = Napi::Object::New(env);
+  o.Set("len", Napi::Number::New(env, static_cast<double>(bytes.size())));
+  o.Set("hex", HexOf(bytes.data(), bytes.size()));
+  vl::wire::Packet p;
+  std::string err;
+  if (!vl::wire::decode(bytes.data(), bytes.size(), p, &err)) {
+    o.Set("error", err.empty() ? std::string("malformed packet") : err);
+    return o;
+  }
+  const uint32_t m = vl::wire::opcode_mask(p.opcode);
+  o.Set("opcode", Napi::Number::New(env, p.opcode));
+  const char* name = vl::wire::opcode_name(p.opcode);
+  o.Set("opcodeName", name ? name : "unknown");
+  o.Set("se", Napi::Boolean::New(env, p.se));
+  o.Set("mig", Napi::Boolean::New(env, p.mig));
+  o.Set("pad", Napi::Number::New(env, p.pad));
+  o.Set("tver", Napi::Number::New(env, p.tver));
+  o.Set("pkey", Napi::Number::New(env, p.pkey));
+  o.Set("fecnBecnResv", Napi::Number::New(env, p.fecn_becn_resv));
+  o.Set("destQp", Napi::Number::New(env, p.dest_qp));
+  o.Set("ackReq", Napi::Boolean::New(env, p.ack_req));
+  o.Set("psn", Napi::Number::New(env, p.psn));
+  if (m & vl::wire::H_RETH) {
+    auto h = Napi::Object::New(env);
+    h.Set("va", U64(env, p.reth_va)); h.Set("rkey", Napi::Number::New(env, p.reth_rkey)); h.Set("dmaLen", Napi::Number::New(env, p.reth_dmalen));
+    o.Set("reth", h);
+  }
+  if (m & vl::wire::H_AETH) {
+    auto h = Napi::Object::New(env);
+    h.Set("syndrome", Napi::Number::New(env, p.aeth_syndrome));
+    h.Set("text", vl::wire::syndrome_text(p.aeth_syndrome));
+    h.Set("msn", Napi::Number::New(env, p.aeth_msn));
+    o.Set("aeth", h);
+  }
+  if (m & vl::wire::H_ATOMICETH) {
+    auto h = Napi::Object::New(env);
+    h.Set("va", U64(env, p.atomic_va)); h.Set("rkey", Napi::Number::New(env, p.atomic_rkey));
+    h.Set("swapAdd", U64(env, p.atomic_swap_add)); h.Set("compare", U64(env, p.atomic_compare));
+    o.Set("atomicEth", h);
+  }
+  if (m & vl::wire::H_ATOMICACKETH) {
+    auto h = Napi::Object::New(env);
+    h.Set("orig", U64(env, p.atomic_ack_orig));
+    o.Set("atomicAckEth", h);
+  }
+  if (m & vl::wire::H_IMMDT) o.Set("immdt", Napi::Number::New(env, p.immdt));
+  if (m & vl::wire::H_IETH) o.Set("iethRkey", Napi::Number::New(env, p.ieth_rkey));
+  if (m & vl::wire::H_DETH) {
+    auto h = Napi::Object::New(env);
+    h.Set("qkey", Napi::Number::New(env, p.deth_qkey)); h.Set("srcQp", Napi::Number::New(env, p.deth_src_qp));
+    o.Set("deth", h);
+  }
+  o.Set("payloadLen", Napi::Number::New(env, static_cast<double>(p.payload_len)));
+  o.Set("icrc", Napi::Number::New(env, p.icrc));
+  return o;
+}
+
+const char* EventKindName(vl::EventKind k) {
+  static const char* names[] = {
+      "ObjectCreated", "ObjectDestroyed", "ObjectModified", "WqePosted", "WqeStarted", "WqeCompleted",
+      "PacketSent", "PacketReceived", "PacketDropped", "KeyCheck", "Cqe", "CqArmed", "CompEvent",
+      "AsyncEvent", "QpState", "MemWrite", "Timer", "Fault", "Log"};
+  auto i = static_cast<uint32_t>(k);
+  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "Unknown";
+}
+
+Napi::Object EventObj(Napi::Env env, const vl::Event& e) {
+  auto o = Napi::Object::New(env);
+  o.Set("seq", U64(env, e.seq));
+  o.Set("t", U64(env, e.time_ns));
+  o.Set("kind", EventKindName(e.kind));
+  o.Set("device", Napi::Number::New(env, e.device));
+  o.Set("obj", Napi::Number::New(env, e.obj));
+  o.Set("objKind", e.obj_kind);
+  o.Set("a", U64(env, e.a));
+  o.Set("b", U64(env, e.b));
+  o.Set("c", U64(env, e.c));
+  o.Set("d", U64(env, e.d));
+  if (!e.text.empty()) o.Set("text", e.text);
+  if (e.kind == vl::EventKind::KeyCheck) o.Set("ok", Napi::Boolean::New(env, e.ok));
+  if (!e.pkt.empty()) o.Set("pkt", PacketObj(env, e.pkt));
+  if (e.kind == vl::EventKind::Cqe || e.kind == vl::EventKind::WqeCompleted) o.Set("wc", WcObj(env, e.wc));
+  return o;
+}
+
+template <class T, class F>
+Napi::Object ResultObj(Napi::Env env, const vl::Result<T>& r, F&& conv) {
+  auto o = StatusObj(env, r);
+  if (r.ok()) o.Set("value", conv(r.value));
+  return o;
+}
+
+class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "Session", {
+      InstanceMethod<&SessionWrap::Close>("close"),
+      InstanceMethod<&SessionWrap::CreateDevice>("create_device"),
+      InstanceMethod<&SessionWrap::DestroyDevice>("destroy_device"),
+      InstanceMethod<&SessionWrap::Devices>("devices"),
+      InstanceMethod<&SessionWrap::AllocPd>("alloc_pd"),
+      InstanceMethod<&SessionWrap::DeallocPd>("dealloc_pd"),
+      InstanceMethod<&SessionWrap::AllocBuffer>("alloc_buffer"),
+      InstanceMethod<&SessionWrap::FreeBuffer>("free_buffer"),
+      InstanceMethod<&SessionWrap::WriteMemory>("write_memory"),
+      InstanceMethod<&SessionWrap::ReadMemory>("read_memory"),
+      InstanceMethod<&SessionWrap::RegMr>("reg_mr"),
+      InstanceMethod<&SessionWrap::ReregMr>("rereg_mr"),
+      InstanceMethod<&SessionWrap::DeregMr>("dereg_mr"),
+      InstanceMethod<&SessionWrap::AllocMr>("alloc_mr"),
+      InstanceMethod<&SessionWrap::MapMrSg>("map_mr_sg"),
+      InstanceMethod<&SessionWrap::AllocMw>("alloc_mw"),
+      InstanceMethod<&SessionWrap::DeallocMw>("dealloc_mw"),
+      InstanceMethod<&SessionWrap::BindMw>("bind_mw"),
+      InstanceMethod<&SessionWrap::MrInfo>("mr_info"),
+      InstanceMethod<&SessionWrap::MwInfo>("mw_info"),
+      InstanceMethod<&SessionWrap::CreateCq>("create_cq"),
+      InstanceMethod<&SessionWrap::DestroyCq>("destroy_cq"),
+      InstanceMethod<&SessionWrap::ReqNotifyCq>("req_notify_cq"),
+      InstanceMethod<&SessionWrap::ReqNotifyCqReportMissed>("req_notify_cq_report_missed"),
+      InstanceMethod<&SessionWrap::PollCq>("poll_cq"),
+      InstanceMethod<&SessionWrap::GetCqEvent>("get_cq_event"),
+      InstanceMethod<&SessionWrap::AckCqEvents>("ack_cq_events"),
+      InstanceMethod<&SessionWrap::CreateSrq>("create_srq"),
+      InstanceMethod<&SessionWrap::ModifySrq>("modify_srq"),
+      InstanceMethod<&SessionWrap::DestroySrq>("destroy_srq"),
+      InstanceMethod<&SessionWrap::PostSrqRecv>("post_srq_recv"),
+      InstanceMethod<&SessionWrap::CreateQp>("create_qp"),
+      InstanceMethod<&SessionWrap::ModifyQp>("modify_qp"),
+      InstanceMethod<&SessionWrap::QueryQp>("query_qp"),
+      InstanceMethod<&SessionWrap::DestroyQp>("destroy_qp"),
+      InstanceMethod<&SessionWrap::CreateAh>("create_ah"),
+      InstanceMethod<&SessionWrap::PostSend>("post_send"),
+      InstanceMethod<&SessionWrap::PostRecv>("post_recv"),
+      InstanceMethod<&SessionWrap::SetFaults>("set_faults"),
+      InstanceMethod<&SessionWrap::Step>("step"),
+      InstanceMethod<&SessionWrap::Run>("run"),
+      InstanceMethod<&SessionWrap::NowNs>("now_ns"),
+      InstanceMethod<&SessionWrap::DrainEvents>("drain_events"),
+      InstanceMethod<&SessionWrap::SetEventCapture>("set_event_capture"),
+      InstanceMethod<&SessionWrap::WritePcap>("write_pcap"),
+      StaticMethod<&SessionWrap::Profiles>("profiles"),
+    });
+  }
+
+  explicit SessionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SessionWrap>(info) {
+    Conv c(info.Env());
+    uint64_t seed = c.u64(info[0], "seed", 1, true);
+    if (c.thrown()) return;
+    s_ = std::make_unique<vl::Session>(seed);
+  }
+
+ private:
+  std::unique_ptr<vl::Session> s_;
+
+  // Returns nullptr (with a pending JS error) when the session was closed.
+  vl::Session* S(Napi::Env env) {
+    if (!s_) Napi::Error::New(env, "session is closed").ThrowAsJavaScriptException();
+    return s_.get();
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) { s_.reset(); return info.Env().Undefined(); }
+
+  static Napi::Value Profiles(const Napi::CallbackInfo& info) {
+    auto env = info.Env();
+    const auto& ps = vl::builtin_profiles();
+    auto a = Napi::Array::New(env, ps.size());
+    for (size_t i = 0; i < ps.size(); ++i) a.Set(static_cast<uint32_t>(i), ProfileObj(env, ps[i]));
+    return a;
+  }
+
+  Napi::Value CreateDevice(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto profile = c.str(info[0], "profile");
+    auto name = c.str(info[1], "name", "", true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->create_device(profile, name), [&](vl::Handle h) { return Napi::Number::New(env, h); });
+  }
+  Napi::Value DestroyDevice(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "dev");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->destroy_device(h));
+  }
+  Napi::Value Devices(const Napi::CallbackInfo& info) {
+    auto env = info.Env();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto ds = s->devices();
+    auto a = Napi::Array::New(env, ds.size());
+    for (size_t i = 0; i < ds.size(); ++i) a.Set(static_cast<uint32_t>(i), DeviceObj(env, ds[i]));
+    return a;
+  }
+  Napi::Value AllocPd(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "dev");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->alloc_pd(h), [&](vl::Handle v) { return Napi::Number::New(env, v); });
+  }
+  Napi::Value DeallocPd(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "pd");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->dealloc_pd(h));
+  }
+  Napi::Value AllocBuffer(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto len = c.u64(info[0], "length");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->alloc_buffer(len), [&](const vl::BufferInfo& b) {
+      auto o = Napi::Object::New(env);
+      o.Set("handle", Napi::Number::New(env, b.handle));
+      o.Set("addr", U64(env, b.addr));
+      o.Set("length", U64(env, b.length));
+      return o;
+    });
+  }
+  Napi::Value FreeBuffer(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "buf");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->free_buffer(h));
+  }
+  Napi::Value WriteMemory(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto addr = c.u64(info[0], "addr");
+    auto data = c.bytes(info[1], "data");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->write_memory(addr, data.data(), data.size()));
+  }
+  Napi::Value ReadMemory(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto addr = c.u64(info[0], "addr");
+    auto len = c.u64(info[1], "len");
+    if (c.ok() && len > (1ull << 30)) c.fail("len", "at most 1 GiB");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    std::vector<uint8_t> out(len);
+    auto st = s->read_memory(addr, out.data(), out.size());
+    auto o = StatusObj(env, st);
+    if (st.ok()) o.Set("value", Napi::Buffer<uint8_t>::Copy(env, out.data(), out.size()));
+    return o;
+  }
+  Napi::Value RegMr(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto pd = c.u32(info[0], "pd");
+    auto addr = c.u64(info[1], "addr");
+    auto len = c.u64(info[2], "length");
+    auto access = c.u32(info[3], "access");
+    std::optional<uint64_t> iova;
+    if (!info[4].IsUndefined() && !info[4].IsNull()) iova = c.u64(info[4], "iova");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->reg_mr(pd, addr, len, access, iova), [&](const vl::MrInfo& m) { return MrObj(env, m); });
+  }
+  Napi::Value ReregMr(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto mr = c.u32(info[0], "mr");
+    auto flags = c.u32(info[1], "flags");
+    auto pd = c.u32(info[2], "pd", 0, true);
+    auto addr = c.u64(info[3], "addr", 0, true);
+    auto len = c.u64(info[4], "length", 0, true);
+    auto access = c.u32(info[5], "access", 0, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->rereg_mr(mr, flags, pd, addr, len, access), [&](const vl::MrInfo& m) { return MrObj(env, m); });
+  }
+  Napi::Value DeregMr(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "mr");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->dereg_mr(h));
+  }
+  Napi::Value AllocMr(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto pd = c.u32(info[0], "pd");
+    auto n = c.u32(info[1], "max_num_sg");
+    auto indirect = c.boolean(info[2], "indirect");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->alloc_mr(pd, n, indirect), [&](const vl::MrInfo& m) { return MrObj(env, m); });
+  }
+  Napi::Value MapMrSg(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto mr = c.u32(info[0], "mr");
+    auto sg = c.sges(info[1], "sg", false);
+    auto ps = c.u32(info[2], "page_size", 4096, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->map_mr_sg(mr, sg, ps), [&](uint32_t n) { return Napi::Number::New(env, n); });
+  }
+  Napi::Value AllocMw(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto pd = c.u32(info[0], "pd");
+    auto type = c.u32(info[1], "type");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->alloc_mw(pd, type), [&](const vl::MwInfo& w) { return MwObj(env, w); });
+  }
+  Napi::Value DeallocMw(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "mw");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->dealloc_mw(h));
+  }
+  Napi::Value BindMw(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto qp = c.u32(info[0], "qp");
+    auto mw = c.u32(info[1], "mw");
+    auto wr_id = c.u64(info[2], "wr_id");
+    auto flags = c.u32(info[3], "send_flags");
+    auto mr = c.u32(info[4], "mr");
+    auto addr = c.u64(info[5], "addr");
+    auto len = c.u64(info[6], "length");
+    auto access = c.u32(info[7], "access");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->bind_mw(qp, mw, wr_id, flags, mr, addr, len, access), [&](uint32_t k) { return Napi::Number::New(env, k); });
+  }
+  Napi::Value MrInfo(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "mr");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto r = s->mr_info(h);
+    return r ? Napi::Value(MrObj(env, *r)) : env.Null();
+  }
+  Napi::Value MwInfo(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "mw");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto r = s->mw_info(h);
+    return r ? Napi::Value(MwObj(env, *r)) : env.Null();
+  }
+  Napi::Value CreateCq(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto dev = c.u32(info[0], "dev");
+    auto cqe = c.u32(info[1], "cqe");
+    auto ch = c.boolean(info[2], "with_channel");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->create_cq(dev, cqe, ch), [&](vl::Handle h) { return Napi::Number::New(env, h); });
+  }
+  Napi::Value DestroyCq(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "cq");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->destroy_cq(h));
+  }
+  Napi::Value ReqNotifyCq(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "cq");
+    auto sol = c.boolean(info[1], "solicited_only");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->req_notify_cq(h, sol));
+  }
+  Napi::Value ReqNotifyCqReportMissed(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "cq");
+    auto sol = c.boolean(info[1], "solicited_only");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->req_notify_cq_report_missed(h, sol), [&](int v) { return Napi::Number::New(env, v); });
+  }
+  Napi::Value PollCq(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "cq");
+    auto max = c.u32(info[1], "max", 16, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto wcs = s->poll_cq(h, max);
+    auto a = Napi::Array::New(env, wcs.size());
+    for (size_t i = 0; i < wcs.size(); ++i) a.Set(static_cast<uint32_t>(i), WcObj(env, wcs[i]));
+    return a;
+  }
+  Napi::Value GetCqEvent(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "dev");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->get_cq_event(h), [&](vl::Handle v) { return Napi::Number::New(env, v); });
+  }
+  Napi::Value AckCqEvents(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "cq");
+    auto n = c.u32(info[1], "n");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->ack_cq_events(h, n));
+  }
+  Napi::Value CreateSrq(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto pd = c.u32(info[0], "pd");
+    auto wr = c.u32(info[1], "max_wr");
+    auto sge = c.u32(info[2], "max_sge");
+    auto lim = c.u32(info[3], "srq_limit", 0, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->create_srq(pd, wr, sge, lim), [&](vl::Handle v) { return Napi::Number::New(env, v); });
+  }
+  Napi::Value ModifySrq(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "srq");
+    auto lim = c.u32(info[1], "srq_limit");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->modify_srq(h, lim));
+  }
+  Napi::Value DestroySrq(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "srq");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->destroy_srq(h));
+  }
+  static Napi::Object PostObj(Napi::Env env, const vl::PostResult& r) {
+    auto o = StatusObj(env, r);
+    o.Set("badWr", Napi::Number::New(env, static_cast<double>(r.bad_wr)));
+    return o;
+  }
+  Napi::Value PostSrqRecv(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "srq");
+    auto wrs = c.recv_wrs(info[1], "wrs");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return PostObj(env, s->post_srq_recv(h, wrs));
+  }
+  Napi::Value CreateQp(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto pd = c.u32(info[0], "pd");
+    auto o = c.obj(info[1], "init_attr");
+    vl::QpInitAttr a;
+    if (c.ok()) {
+      a.pd = pd;
+      a.send_cq = c.u32(o.Get("sendCq"), "init_attr.sendCq");
+      a.recv_cq = c.u32(o.Get("recvCq"), "init_attr.recvCq");
+      a.srq = c.u32(o.Get("srq"), "init_attr.srq", 0, true);
+      a.qp_type = c.u32(o.Get("qpType"), "init_attr.qpType", vl::QPT_RC, true);
+      a.sq_sig_all = c.boolean(o.Get("sqSigAll"), "init_attr.sqSigAll");
+      auto cv = o.Get("cap");
+      if (!cv.IsUndefined() && !cv.IsNull()) {
+        auto cap = c.obj(cv, "init_attr.cap");
+        if (c.ok()) {
+          a.cap.max_send_wr = c.u32(cap.Get("maxSendWr"), "init_attr.cap.maxSendWr", a.cap.max_send_wr, true);
+          a.cap.max_recv_wr = c.u32(cap.Get("maxRecvWr"), "init_attr.cap.maxRecvWr", a.cap.max_recv_wr, true);
+          a.cap.max_send_sge = c.u32(cap.Get("maxSendSge"), "init_attr.cap.maxSendSge", a.cap.max_send_sge, true);
+          a.cap.max_recv_sge = c.u32(cap.Get("maxRecvSge"), "init_attr.cap.maxRecvSge", a.cap.max_recv_sge, true);
+          a.cap.max_inline_data = c.u32(cap.Get("maxInlineData"), "init_attr.cap.maxInlineData", a.cap.max_inline_data, true);
+        }
+      }
+    }
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->create_qp(pd, a), [&](const vl::QpInfo& q) { return QpObj(env, q); });
+  }
+  Napi::Value ModifyQp(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "qp");
+    auto attr = c.qp_attr(info[1], "attr");
+    auto mask = c.u32(info[2], "attr_mask");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->modify_qp(h, attr, mask));
+  }
+  Napi::Value QueryQp(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "qp");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto r = s->query_qp(h);
+    return r ? Napi::Value(QpObj(env, *r)) : env.Null();
+  }
+  Napi::Value DestroyQp(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "qp");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->destroy_qp(h));
+  }
+  Napi::Value CreateAh(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto pd = c.u32(info[0], "pd");
+    auto dest = c.u32(info[1], "dest_device");
+    auto sgid = c.u32(info[2], "sgid_index", 0, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return ResultObj(env, s->create_ah(pd, dest, sgid), [&](vl::Handle v) { return Napi::Number::New(env, v); });
+  }
+  Napi::Value PostSend(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "qp");
+    auto wrs = c.send_wrs(info[1], "wrs");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return PostObj(env, s->post_send(h, wrs));
+  }
+  Napi::Value PostRecv(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "qp");
+    auto wrs = c.recv_wrs(info[1], "wrs");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return PostObj(env, s->post_recv(h, wrs));
+  }
+  Napi::Value SetFaults(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto o = c.obj(info[0], "faults");
+    vl::FaultConfig f;
+    auto num = [&](const char* k, double& out) {
+      auto v = o.Get(k);
+      if (v.IsUndefined()) return;
+      if (!v.IsNumber()) { c.fail(std::string("faults.") + k, "a number"); return; }
+      out = v.As<Napi::Number>().DoubleValue();
+    };
+    if (c.ok()) {
+      num("loss", f.loss); num("duplicate", f.duplicate); num("reorder", f.reorder); num("delay", f.delay);
+      f.delay_ns = c.u64(o.Get("delayNs"), "faults.delayNs", 0, true);
+    }
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    s->set_faults(f);
+    return env.Undefined();
+  }
+  Napi::Value Step(const Napi::CallbackInfo& info) {
+    auto env = info.Env();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return Napi::Boolean::New(env, s->step());
+  }
+  Napi::Value Run(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto max = c.u64(info[0], "max_steps", UINT64_MAX, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return U64(env, s->run(max));
+  }
+  Napi::Value NowNs(const Napi::CallbackInfo& info) {
+    auto env = info.Env();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return U64(env, s->now_ns());
+  }
+  Napi::Value DrainEvents(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto max = c.u64(info[0], "max", SIZE_MAX, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto evs = s->drain_events(static_cast<size_t>(max));
+    auto a = Napi::Array::New(env, evs.size());
+    for (size_t i = 0; i < evs.size(); ++i) a.Set(static_cast<uint32_t>(i), EventObj(env, evs[i]));
+    return a;
+  }
+  Napi::Value SetEventCapture(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto on = c.boolean(info[0], "on", true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    s->set_event_capture(on);
+    return env.Undefined();
+  }
+  Napi::Value WritePcap(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto path = c.str(info[0], "path");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return StatusObj(env, s->write_pcap(path));
+  }
+};
+
+// Decode one RoCEv2 UDP payload (exposed for tests and for pcaps read from disk).
+Napi::Value DecodePacket(const Napi::CallbackInfo& info) {
+  auto env = info.Env(); Conv c(env);
+  auto b = c.bytes(info[0], "bytes");
+  if (c.thrown()) return env.Undefined();
+  return PacketObj(env, b);
+}
+
+// Deliberate native crash, used only to prove that the UI survives the backend host's death.
+Napi::Value Abort(const Napi::CallbackInfo& info) {
+  std::abort();
+  return info.Env().Undefined();
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Session", SessionWrap::Init(env));
+  exports.Set("decodePacket", Napi::Function::New(env, DecodePacket, "decodePacket"));
+  exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
+  exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(verbslab, Init)
