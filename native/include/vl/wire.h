@@ -62,7 +62,23 @@ struct Framing {
   uint8_t src_ip[16] = {}, dst_ip[16] = {};    // IPv4 in the first 4 bytes when !ipv6
   uint16_t src_port = 0xC000, dst_port = kRoceUdpPort;
   uint16_t ip_id = 0; uint8_t ttl = 64; uint8_t tos = 0; uint32_t flow_label = 0;
+  bool df = true;                              // IPv4 Don't Fragment (covered by the ICRC); rxe sets it
 };
+
+// CRC-32, IEEE 802.3 / zlib parameters (WIRE.md 1.8 step 2). crc32(p, n) == zlib.crc32(p); chaining works like
+// zlib: crc32(b, nb, crc32(a, na)) == crc32(a+b). Uses PCLMULQDQ folding when the CPU has it, else slice-by-8.
+uint32_t crc32(const void* data, size_t len, uint32_t crc = 0);
+// Raw register form (no inversions): start at 0xFFFFFFFF, feed spans, the CRC is ~state.
+uint32_t crc32_update(uint32_t state, const void* data, size_t len);
+struct Crc32 {
+  uint32_t state = 0xFFFFFFFFu;
+  void update(const void* data, size_t len) { state = crc32_update(state, data, len); }
+  uint32_t value() const { return ~state; }
+};
+const char* crc32_impl_name();                  // "pclmulqdq-fold4" or "slice-by-8": the path crc32() takes
+
+// Bytes of BTH + extension headers for an opcode (12 + ...), 0 for an unknown opcode.
+size_t header_len(uint8_t opcode);
 
 // Encode BTH..ICRC (the UDP payload) into out (cleared first). pad is computed from payload_len.
 void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out);
@@ -72,21 +88,42 @@ bool decode(const uint8_t* data, size_t len, Packet& p, std::string* err = nullp
 uint32_t icrc(const Framing& f, const uint8_t* udp_payload, size_t len);
 // Same, from a whole IPv4/IPv6 packet starting at the IP header (for parsing captures).
 uint32_t icrc_from_ip(const uint8_t* ip, size_t len, std::string* err = nullptr);
+// Incremental ICRC without a contiguous buffer: icrc_begin covers the LRH stand-in, the masked IP/UDP headers
+// (lengths derived from udp_payload_len, which includes BTH..ICRC) and the 12-byte BTH with byte 4 masked. Then
+// update() with the extension headers, payload and pad, in order, and take value(). Equals icrc(f, buf, len).
+Crc32 icrc_begin(const Framing& f, size_t udp_payload_len, const uint8_t bth[12]);
 
-// Full Ethernet frame around a UDP payload (IPv4: DF set, header checksum computed, UDP checksum 0).
+// Parse an Ethernet frame (optionally one 802.1Q tag) / an IP packet down to the UDP payload. Fills the Framing
+// (addresses, ports, ID, TTL/hop limit, TOS/traffic class, flow label, DF). The UDP payload is bounded by the UDP
+// length (Ethernet padding is ignored). Returns false with err on anything that is not IPv4(no options)/IPv6 + UDP.
+bool parse_ip(const uint8_t* ip, size_t len, Framing& f, const uint8_t** udp_payload, size_t* udp_len,
+              std::string* err = nullptr);
+bool parse_frame(const uint8_t* frame, size_t len, Framing& f, const uint8_t** udp_payload, size_t* udp_len,
+                 std::string* err = nullptr, size_t* ip_offset = nullptr);
+
+// Full Ethernet frame around a UDP payload (IPv4: DF per Framing, header checksum computed, UDP checksum 0).
+// Without MACs: 02:00 followed by the last four bytes of the IP address (locally administered, deterministic).
 void frame(const Framing& f, const uint8_t* udp_payload, size_t len, std::vector<uint8_t>& out,
            const uint8_t src_mac[6] = nullptr, const uint8_t dst_mac[6] = nullptr);
 
 // pcap (LINKTYPE_ETHERNET, microsecond timestamps)
 class PcapWriter {
  public:
+  PcapWriter() = default;
+  PcapWriter(const PcapWriter&) = delete;
+  PcapWriter& operator=(const PcapWriter&) = delete;
   bool open(const std::string& path, std::string* err = nullptr);
-  void write(uint64_t time_ns, const uint8_t* frame, size_t len);
+  void write(uint64_t time_ns, const uint8_t* frame, size_t len);   // no-op when not open
   void close();
+  bool is_open() const { return f_ != nullptr; }
+  bool failed() const { return failed_; }       // a write or the final flush failed (disk full...)
   ~PcapWriter();
  private:
   void* f_ = nullptr;
+  bool failed_ = false;
 };
+// Reads classic pcap: both byte orders, microsecond (0xa1b2c3d4) and nanosecond (0xa1b23c4d) magic.
+// LINKTYPE_ETHERNET only. Refuses truncated records and records larger than the snaplen or 256 KiB.
 struct PcapRecord { uint64_t time_ns; std::vector<uint8_t> data; };
 bool read_pcap(const std::string& path, std::vector<PcapRecord>& out, std::string* err = nullptr);
 

@@ -1,0 +1,17 @@
+// Internal CRC-32 (IEEE 802.3 / zlib, reflected, polynomial 0xEDB88320) kernels.
+// A "raw state" is the CRC register before the final inversion: start at 0xFFFFFFFF, finish with ~state.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace vl::wire::detail {
+
+// Slice-by-8 table kernel (portable; always available).
+uint32_t crc32_update_table(uint32_t state, const uint8_t* p, size_t n);
+// PCLMULQDQ folding kernel. Only call when crc32_pclmul_supported() is true.
+uint32_t crc32_update_pclmul(uint32_t state, const uint8_t* p, size_t n);
+bool crc32_pclmul_supported();
+// One bit at a time, straight from the definition (tests only; slow).
+uint32_t crc32_update_bitwise(uint32_t state, const uint8_t* p, size_t n);
+
+}  // namespace vl::wire::detail
