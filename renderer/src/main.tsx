@@ -1,0 +1,36 @@
+// Entry: connect to the backend host through renderer/src/transport (written by the foundation), build the
+// store, render the console. If the transport module is not there yet the console says so instead of pretending.
+import { createRoot } from 'react-dom/client';
+import { App } from './App.tsx';
+import { ConsoleProvider } from './store/context.tsx';
+import { createConsoleStore, type ConsoleTransport } from './store/store.ts';
+import './styles.css';
+
+type TransportModule = { connectTransport?: () => ConsoleTransport | Promise<ConsoleTransport> };
+const loaders = import.meta.glob<TransportModule>('./transport/index.ts');
+
+async function boot() {
+  let transport: ConsoleTransport | null = null;
+  let problem: string | undefined;
+  const load = loaders['./transport/index.ts'];
+  if (!load) problem = 'no transport to the backend host (renderer transport not built yet)';
+  else {
+    try {
+      const mod = await load();
+      if (typeof mod.connectTransport !== 'function') problem = 'renderer transport has no connectTransport()';
+      else transport = await mod.connectTransport();
+    } catch (e) {
+      problem = `could not connect to the backend host: ${(e as Error)?.message ?? String(e)}`;
+    }
+  }
+  const store = createConsoleStore({ transport, transportProblem: problem });
+  const saved = typeof localStorage !== 'undefined' ? localStorage.getItem('vl.theme') : null;
+  if (saved === 'dark' || saved === 'light') store.getState().setTheme(saved);
+  else if (typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches) store.getState().setTheme('dark');
+  (globalThis as unknown as { __vlStore?: unknown }).__vlStore = store;   // for debugging from devtools
+  createRoot(document.getElementById('root')!).render(
+    <ConsoleProvider store={store}><App /></ConsoleProvider>,
+  );
+  if (transport) void store.getState().refreshDevices();
+}
+void boot();

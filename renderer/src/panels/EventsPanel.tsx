@@ -1,0 +1,2 @@
+import { NotBuilt } from '../components/ui.tsx';
+export function EventsPanel() { return <NotBuilt what="Events panel" />; }

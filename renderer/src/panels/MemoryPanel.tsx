@@ -1,0 +1,2 @@
+import { NotBuilt } from '../components/ui.tsx';
+export function MemoryPanel() { return <NotBuilt what="Memory panel" />; }

@@ -1,0 +1,2 @@
+import { NotBuilt } from '../components/ui.tsx';
+export function WirePanel() { return <NotBuilt what="Wire panel" />; }

@@ -1,0 +1,138 @@
+// The event log's storage: a ring of typed arrays plus a small string table, so a million events cost a
+// few typed arrays instead of a million JS objects (GUI-STACK 4.6). Rows are addressed by their absolute
+// position (0 = first event ever ingested); positions older than `size` are gone.
+import type { DeviceEvent } from '../../../app/protocol/index.ts';
+
+/** Interns short repeated strings (event kinds, object kinds) into small integers. */
+export class StringTable {
+  readonly strings: string[] = [];
+  private readonly ids = new Map<string, number>();
+  id(s: string): number {
+    let i = this.ids.get(s);
+    if (i === undefined) { i = this.strings.length; this.strings.push(s); this.ids.set(s, i); }
+    return i;
+  }
+  get(i: number): string { return this.strings[i] ?? ''; }
+  has(s: string): boolean { return this.ids.has(s); }
+  lookup(s: string): number { return this.ids.get(s) ?? -1; }
+}
+
+export interface EventRow {
+  pos: number; seq: number; t: number; kind: string; device: number; obj: number; objKind: string;
+  a: number; b: number; c: number; d: number; text: string; ok: boolean;
+}
+
+export class EventRing {
+  readonly capacity: number;
+  readonly seq: Float64Array; readonly t: Float64Array;
+  readonly kind: Uint16Array; readonly objKind: Uint16Array;
+  readonly device: Uint32Array; readonly obj: Uint32Array;
+  readonly a: Float64Array; readonly b: Float64Array; readonly c: Float64Array; readonly d: Float64Array;
+  readonly flags: Uint8Array;                   // bit0: ok
+  readonly text: (string | undefined)[];        // per-slot explanation (old ones are overwritten and collected)
+  readonly kinds = new StringTable();
+  readonly objKinds = new StringTable();
+  /** absolute count of events ever pushed */
+  total = 0;
+  /** events the host reported as dropped before they reached us */
+  dropped = 0;
+
+  constructor(capacity = 1 << 20) {
+    this.capacity = capacity;
+    this.seq = new Float64Array(capacity); this.t = new Float64Array(capacity);
+    this.kind = new Uint16Array(capacity); this.objKind = new Uint16Array(capacity);
+    this.device = new Uint32Array(capacity); this.obj = new Uint32Array(capacity);
+    this.a = new Float64Array(capacity); this.b = new Float64Array(capacity);
+    this.c = new Float64Array(capacity); this.d = new Float64Array(capacity);
+    this.flags = new Uint8Array(capacity);
+    this.text = new Array(capacity);
+  }
+
+  /** oldest absolute position still held */
+  get first(): number { return Math.max(0, this.total - this.capacity); }
+  get size(): number { return Math.min(this.total, this.capacity); }
+
+  push(e: DeviceEvent): number {
+    const pos = this.total++;
+    const i = pos % this.capacity;
+    this.seq[i] = e.seq; this.t[i] = e.t;
+    this.kind[i] = this.kinds.id(e.kind); this.objKind[i] = this.objKinds.id(e.objKind);
+    this.device[i] = e.device >>> 0; this.obj[i] = e.obj >>> 0;
+    this.a[i] = e.a; this.b[i] = e.b; this.c[i] = e.c; this.d[i] = e.d;
+    this.flags[i] = e.ok === false ? 0 : 1;
+    this.text[i] = e.text || undefined;
+    return pos;
+  }
+
+  holds(pos: number): boolean { return pos >= this.first && pos < this.total; }
+
+  row(pos: number): EventRow | null {
+    if (!this.holds(pos)) return null;
+    const i = pos % this.capacity;
+    return {
+      pos, seq: this.seq[i], t: this.t[i], kind: this.kinds.get(this.kind[i]), device: this.device[i],
+      obj: this.obj[i], objKind: this.objKinds.get(this.objKind[i]), a: this.a[i], b: this.b[i], c: this.c[i],
+      d: this.d[i], text: this.text[i] ?? '', ok: (this.flags[i] & 1) === 1,
+    };
+  }
+
+  clear(): void { this.total = 0; this.dropped = 0; this.text.fill(undefined); }
+}
+
+export interface EventFilter { kind: string; obj: number | null; text: string }
+
+/**
+ * An incrementally maintained list of the ring positions that pass a filter. `update()` scans only the
+ * events appended since the last call (and drops positions that fell out of the ring), so keeping a filtered
+ * view of a million-row log costs O(new events) per frame.
+ */
+export class FilteredView {
+  private idx = new Float64Array(1024);
+  private start = 0;   // index into idx of the first live entry
+  private end = 0;     // one past the last entry
+  private scanned = 0; // absolute position scanned up to
+  private kindId = -2;
+  constructor(private ring: EventRing, public filter: EventFilter = { kind: '', obj: null, text: '' }) {}
+
+  get length(): number { return this.end - this.start; }
+  at(i: number): number { return this.idx[this.start + i]; }
+
+  setFilter(f: EventFilter): void { this.filter = f; this.reset(); }
+  reset(): void { this.start = 0; this.end = 0; this.scanned = this.ring.first; this.kindId = -2; }
+
+  private matches(pos: number): boolean {
+    const r = this.ring; const i = pos % r.capacity; const f = this.filter;
+    if (f.kind) {
+      if (this.kindId === -2 || this.kindId === -1) this.kindId = r.kinds.lookup(f.kind);
+      if (r.kind[i] !== this.kindId) return false;
+    }
+    if (f.obj !== null && r.obj[i] !== f.obj) return false;
+    if (f.text) {
+      const needle = f.text.toLowerCase();
+      const hay = `${r.kinds.get(r.kind[i])} ${r.objKinds.get(r.objKind[i])} ${r.text[i] ?? ''}`.toLowerCase();
+      if (!hay.includes(needle)) return false;
+    }
+    return true;
+  }
+
+  /** returns true if the view changed */
+  update(): boolean {
+    const r = this.ring;
+    let changed = false;
+    const first = r.first;
+    while (this.start < this.end && this.idx[this.start] < first) { this.start++; changed = true; }
+    if (this.scanned < first) this.scanned = first;
+    for (let p = this.scanned; p < r.total; p++) {
+      if (!this.matches(p)) continue;
+      if (this.end === this.idx.length) {
+        const live = this.end - this.start;
+        const next = new Float64Array(live * 2 > this.idx.length ? this.idx.length * 2 : this.idx.length);
+        next.set(this.idx.subarray(this.start, this.end));
+        this.idx = next; this.start = 0; this.end = live;
+      }
+      this.idx[this.end++] = p; changed = true;
+    }
+    this.scanned = r.total;
+    return changed;
+  }
+}

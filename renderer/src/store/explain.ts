@@ -1,0 +1,30 @@
+// Work-completion statuses in words, for the person at the projector. Where the device said why (a failed
+// KeyCheck event), its reason is quoted verbatim.
+import { WcStatus } from '../../../app/protocol/index.ts';
+
+const WORDS: Record<string, string> = {
+  IBV_WC_SUCCESS: 'the work request completed',
+  IBV_WC_LOC_LEN_ERR: 'a local length error: the message did not fit the posted buffers (or exceeded a limit)',
+  IBV_WC_LOC_QP_OP_ERR: 'a local QP operation error: the WQE was malformed or not allowed for this QP',
+  IBV_WC_LOC_PROT_ERR: 'a local protection error: an lkey in the SG list did not cover the buffer with the needed access',
+  IBV_WC_WR_FLUSH_ERR: 'flushed: the QP was in the error state, so this WR was not executed',
+  IBV_WC_MW_BIND_ERR: 'the memory window bind failed',
+  IBV_WC_BAD_RESP_ERR: 'an unexpected response opcode came back from the responder',
+  IBV_WC_LOC_ACCESS_ERR: 'a local access error while writing the response into local memory',
+  IBV_WC_REM_INV_REQ_ERR: 'the responder rejected the request as invalid (NAK Invalid Request)',
+  IBV_WC_REM_ACCESS_ERR: 'the responder refused the rkey',
+  IBV_WC_REM_OP_ERR: 'the responder could not complete the operation (NAK Remote Operational Error)',
+  IBV_WC_RETRY_EXC_ERR: 'the transport retry counter was exceeded: no ACK came back in time',
+  IBV_WC_RNR_RETRY_EXC_ERR: 'the responder had no receive posted (RNR) more times than rnr_retry allows',
+  IBV_WC_REM_ABORT_ERR: 'the responder aborted the operation',
+  IBV_WC_FATAL_ERR: 'a fatal device error',
+  IBV_WC_RESP_TIMEOUT_ERR: 'the response timed out',
+  IBV_WC_GENERAL_ERR: 'a general error',
+};
+
+export function explainWc(status: number | string, keyCheckReason?: string): string {
+  const name = typeof status === 'number' ? WcStatus.name(status) : status;
+  const w = WORDS[name] ?? 'no explanation recorded for this status';
+  if (keyCheckReason && /ACCESS|PROT|INV_REQ/.test(name)) return `${w}: ${keyCheckReason}`;
+  return w;
+}

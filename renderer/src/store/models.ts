@@ -1,0 +1,346 @@
+// Mutable lookups derived from the device's events (and from the host's replies, which carry the same
+// objects' full descriptions). High-rate updates mutate these in place; the store publishes a version
+// number per domain once per animation frame (GUI-STACK 4.6).
+import type { DeviceEvent } from '../../../app/protocol/index.ts';
+import { Access, QpState, WcOpcode, WcStatus, WrOpcode, namesOf } from '../../../app/protocol/index.ts';
+import { bthOpcodeName, bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
+
+// ------------------------------------------------------------------ keys (MRs and MWs)
+export interface KeySeg { addr: number; length: number }
+export interface KeyEntry {
+  handle: number; type: 'MR' | 'MW'; kind: string; device: number; pd: number;
+  lkey: number; rkey: number; addr: number; length: number; access: number; state: string;
+  boundQp: number; mr: number; sg: KeySeg[]; destroyed: boolean;
+}
+export const keyIndex = (key: number) => key >>> 8;
+export const keyByte = (key: number) => key & 0xff;
+export const accessNames = (access: number) => namesOf(Access, access).map((n) => n.replace('IBV_ACCESS_', ''));
+
+function accessOf(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (Array.isArray(v)) return v.reduce<number>((m, n) => m | (Access.values[n as keyof typeof Access.values] ?? 0), 0);
+  return undefined;
+}
+
+export class KeyTable {
+  readonly byHandle = new Map<number, KeyEntry>();
+
+  private entry(handle: number, type: 'MR' | 'MW'): KeyEntry {
+    let e = this.byHandle.get(handle);
+    if (!e) {
+      e = { handle, type, kind: type === 'MR' ? 'user' : 'type 1', device: 0, pd: 0, lkey: 0, rkey: 0, addr: 0, length: 0,
+        access: 0, state: 'valid', boundQp: 0, mr: 0, sg: [], destroyed: false };
+      this.byHandle.set(handle, e);
+    }
+    return e;
+  }
+
+  /** merge an MrInfo / MwInfo object (reply of mr.reg, mr.alloc, mw.alloc, mw.bind; or an event's record) */
+  applyInfo(type: 'MR' | 'MW', info: unknown, handleHint?: number): KeyEntry | null {
+    const h = num(info, 'handle', 'mr', 'mw') ?? handleHint;
+    if (!h) return null;
+    const e = this.entry(h, type);
+    const set = <K extends keyof KeyEntry>(k: K, v: KeyEntry[K] | undefined) => { if (v !== undefined) e[k] = v; };
+    set('pd', num(info, 'pd'));
+    set('device', num(info, 'device'));
+    set('lkey', num(info, 'lkey'));
+    set('rkey', num(info, 'rkey'));
+    if (type === 'MW' && e.lkey === 0) e.lkey = e.rkey;
+    set('addr', num(info, 'iova', 'addr'));
+    set('length', num(info, 'length', 'len'));
+    const acc = accessOf(pick(info, 'access'));
+    set('access', acc);
+    set('kind', str(info, 'kind') ?? (type === 'MW' && num(info, 'type') ? `type ${num(info, 'type')}` : undefined));
+    set('state', str(info, 'state'));
+    set('boundQp', num(info, 'qp', 'boundQp'));
+    set('mr', num(info, 'mr'));
+    const sg = pick(info, 'sg', 'sgList');
+    if (Array.isArray(sg)) e.sg = sg.map((s) => ({ addr: num(s, 'addr', 'va') ?? 0, length: num(s, 'length', 'len') ?? 0 }));
+    return e;
+  }
+
+  /** ObjectCreated / ObjectModified / ObjectDestroyed / KeyCheck events for mr and mw objects */
+  applyEvent(e: DeviceEvent): boolean {
+    if (e.objKind !== 'mr' && e.objKind !== 'mw') return false;
+    const type = e.objKind === 'mr' ? 'MR' : 'MW';
+    if (e.kind === 'ObjectDestroyed') {
+      const k = this.byHandle.get(e.obj);
+      if (k) { k.destroyed = true; k.state = 'destroyed'; }
+      return !!k;
+    }
+    if (e.kind !== 'ObjectCreated' && e.kind !== 'ObjectModified') return false;
+    const k = this.entry(e.obj, type);
+    if (e.device) k.device = e.device;
+    // Event numbers (native/EVENTS.md): a = lkey, b = rkey, c = addr, d = length for MR/MW objects
+    if (e.kind === 'ObjectCreated') {
+      if (e.a) k.lkey = e.a; if (e.b) k.rkey = e.b; if (e.c) k.addr = e.c; if (e.d) k.length = e.d;
+    }
+    // any structured detail the host decoded for us wins
+    const info = (e as unknown as Rec).info ?? (e as unknown as Rec).obj_info;
+    if (isRec(info)) this.applyInfo(type, info, e.obj);
+    const st = /\b(valid|free|invalid)\b/.exec(e.text ?? '');
+    if (e.kind === 'ObjectModified' && st) k.state = st[1];
+    return true;
+  }
+
+  rows(includeDestroyed = true): KeyEntry[] {
+    const out = [...this.byHandle.values()].filter((k) => includeDestroyed || !k.destroyed);
+    return out.sort((x, y) => keyIndex(x.rkey || x.lkey) - keyIndex(y.rkey || y.lkey) || x.handle - y.handle);
+  }
+}
+
+// ------------------------------------------------------------------ rings (SQ, RQ, SRQ, CQ)
+export interface Slot {
+  abs: number;             // absolute WQE/CQE number (slot = abs % depth)
+  opcode: string;          // rdma-core name of the WR opcode or WC opcode
+  status: string;          // 'posted' | 'started' | 'done' | IBV_WC_* for CQEs
+  wrId: number;
+  ok: boolean;
+  text: string;
+}
+export interface Ring {
+  key: string;             // "qp:5:sq", "cq:3", "srq:4"
+  owner: number; queue: 'sq' | 'rq' | 'cq' | 'srq';
+  depth: number; producer: number; consumer: number;
+  slots: Map<number, Slot>; // abs -> slot (only the last `depth` are kept)
+}
+
+export interface QpView { handle: number; qpn: number; device: number; pd: number; type: string; state: number; sendCq: number; recvCq: number; srq: number; peer: number; destroyed: boolean }
+export interface CqView { handle: number; device: number; cqe: number; armed: boolean; solicitedOnly: boolean; pendingEvents: number; destroyed: boolean }
+export interface SrqView { handle: number; device: number; maxWr: number; limit: number; destroyed: boolean }
+
+export class QueueModel {
+  readonly rings = new Map<string, Ring>();
+  readonly qps = new Map<number, QpView>();
+  readonly cqs = new Map<number, CqView>();
+  readonly srqs = new Map<number, SrqView>();
+
+  ring(key: string, owner: number, queue: Ring['queue'], depth = 16): Ring {
+    let r = this.rings.get(key);
+    if (!r) { r = { key, owner, queue, depth: Math.max(1, depth), producer: 0, consumer: 0, slots: new Map() }; this.rings.set(key, r); }
+    return r;
+  }
+  private trim(r: Ring) {
+    if (r.slots.size <= r.depth) return;
+    for (const k of r.slots.keys()) { if (k > r.producer - r.depth - 1) break; r.slots.delete(k); }
+  }
+
+  qp(handle: number): QpView {
+    let q = this.qps.get(handle);
+    if (!q) { q = { handle, qpn: 0, device: 0, pd: 0, type: 'IBV_QPT_RC', state: 0, sendCq: 0, recvCq: 0, srq: 0, peer: 0, destroyed: false }; this.qps.set(handle, q); }
+    return q;
+  }
+  cq(handle: number): CqView {
+    let c = this.cqs.get(handle);
+    if (!c) { c = { handle, device: 0, cqe: 16, armed: false, solicitedOnly: false, pendingEvents: 0, destroyed: false }; this.cqs.set(handle, c); }
+    return c;
+  }
+
+  /** QpInfo from qp.create / qp.query replies */
+  applyQpInfo(info: unknown, handleHint?: number): QpView | null {
+    const h = num(info, 'handle', 'qp') ?? handleHint;
+    if (!h) return null;
+    const q = this.qp(h);
+    q.qpn = num(info, 'qpNum', 'qpn', 'qp_num') ?? q.qpn;
+    q.device = num(info, 'device') ?? q.device;
+    const init = pick(info, 'init') ?? info;
+    q.pd = num(init, 'pd') ?? q.pd;
+    q.sendCq = num(init, 'sendCq') ?? q.sendCq;
+    q.recvCq = num(init, 'recvCq') ?? q.recvCq;
+    q.srq = num(init, 'srq') ?? q.srq;
+    const t = pick(init, 'qpType');
+    if (typeof t === 'string') q.type = t;
+    const attr = pick(info, 'attr') ?? info;
+    const st = pick(attr, 'qpState', 'state');
+    if (typeof st === 'number') q.state = st;
+    if (typeof st === 'string' && st in QpState.values) q.state = QpState.values[st as keyof typeof QpState.values];
+    const cap = pick(init, 'cap');
+    const sw = num(cap, 'maxSendWr'); const rw = num(cap, 'maxRecvWr');
+    if (sw) this.ring(`qp:${h}:sq`, h, 'sq', sw).depth = sw;
+    if (rw) this.ring(`qp:${h}:rq`, h, 'rq', rw).depth = rw;
+    return q;
+  }
+
+  /** returns true if anything drawn changed */
+  applyEvent(e: DeviceEvent): boolean {
+    switch (e.kind) {
+      case 'ObjectCreated': {
+        if (e.objKind === 'qp') { const q = this.qp(e.obj); q.device = e.device; if (e.a) q.qpn = e.a; return true; }
+        if (e.objKind === 'cq') { const c = this.cq(e.obj); c.device = e.device; if (e.a) { c.cqe = e.a; this.ring(`cq:${e.obj}`, e.obj, 'cq', e.a).depth = e.a; } return true; }
+        if (e.objKind === 'srq') {
+          const s: SrqView = { handle: e.obj, device: e.device, maxWr: e.a || 16, limit: e.b, destroyed: false };
+          this.srqs.set(e.obj, s); this.ring(`srq:${e.obj}`, e.obj, 'srq', s.maxWr); return true;
+        }
+        return false;
+      }
+      case 'ObjectDestroyed': {
+        if (e.objKind === 'qp' && this.qps.has(e.obj)) { this.qp(e.obj).destroyed = true; return true; }
+        if (e.objKind === 'cq' && this.cqs.has(e.obj)) { this.cq(e.obj).destroyed = true; return true; }
+        if (e.objKind === 'srq' && this.srqs.has(e.obj)) { this.srqs.get(e.obj)!.destroyed = true; return true; }
+        return false;
+      }
+      case 'ObjectModified': {
+        if (e.objKind === 'srq' && this.srqs.has(e.obj)) { this.srqs.get(e.obj)!.limit = e.a; return true; }
+        return false;
+      }
+      case 'QpState': {
+        // a = new state, b = previous state
+        const q = this.qp(e.obj); q.state = e.a; return true;
+      }
+      case 'WqePosted': case 'WqeStarted': case 'WqeCompleted': {
+        // obj = qp (or srq); a = queue (0 send, 1 receive), b = WQE number in that queue, c = WR opcode, d = wr_id
+        const isSrq = e.objKind === 'srq';
+        const queue: Ring['queue'] = isSrq ? 'srq' : e.a === 1 ? 'rq' : 'sq';
+        const key = isSrq ? `srq:${e.obj}` : `qp:${e.obj}:${queue}`;
+        const r = this.ring(key, e.obj, queue);
+        const abs = e.b;
+        let s = r.slots.get(abs);
+        if (!s) {
+          s = { abs, opcode: queue === 'sq' ? WrOpcode.name(e.c) : 'RECV', status: 'posted', wrId: e.d, ok: true, text: '' };
+          r.slots.set(abs, s);
+        }
+        if (e.kind === 'WqePosted') { r.producer = Math.max(r.producer, abs + 1); s.status = 'posted'; }
+        if (e.kind === 'WqeStarted') s.status = 'started';
+        if (e.kind === 'WqeCompleted') {
+          const st = num(e.wc, 'status');
+          s.status = st === undefined ? 'done' : WcStatus.name(st);
+          s.ok = e.ok !== false && (st === undefined || st === 0);
+          r.consumer = Math.max(r.consumer, abs + 1);
+        }
+        if (e.text) s.text = e.text;
+        this.trim(r);
+        return true;
+      }
+      case 'Cqe': {
+        // obj = cq; a = CQE number in that CQ; wc = the ibv_wc
+        const c = this.cq(e.obj);
+        const r = this.ring(`cq:${e.obj}`, e.obj, 'cq', c.cqe);
+        const abs = e.a || r.producer;
+        const st = num(e.wc, 'status') ?? 0;
+        const op = num(e.wc, 'opcode');
+        r.slots.set(abs, { abs, opcode: op === undefined ? '?' : WcOpcode.name(op), status: WcStatus.name(st),
+          wrId: num(e.wc, 'wrId') ?? 0, ok: st === 0, text: e.text ?? '' });
+        r.producer = Math.max(r.producer, abs + 1);
+        this.trim(r);
+        return true;
+      }
+      case 'CqArmed': { const c = this.cq(e.obj); c.armed = true; c.solicitedOnly = !!e.a; return true; }
+      case 'CompEvent': { const c = this.cq(e.obj); c.armed = false; c.pendingEvents += 1; return true; }
+      default: return false;
+    }
+  }
+
+  /** cq.poll reply: the consumer index moves by the number of WCs returned */
+  applyPoll(cq: number, n: number): void {
+    const r = this.ring(`cq:${cq}`, cq, 'cq', this.cq(cq).cqe);
+    r.consumer = Math.min(r.producer, r.consumer + n);
+  }
+}
+
+// ------------------------------------------------------------------ wire
+export interface PacketRow {
+  id: number;              // index in the wire log
+  seq: number; t: number; event: 'sent' | 'received' | 'dropped';
+  device: number; obj: number;
+  srcQpn: number; dstQpn: number; opcode: number; opName: string; psn: number; ackReq: boolean;
+  syndrome: number | null; synText: string; nak: boolean; length: number;
+  fields: [string, string][]; hex: string; text: string;
+}
+
+const HIDDEN = new Set(['hex', 'bytes', 'payload']);
+function fieldText(v: unknown): string {
+  if (typeof v === 'number') return Number.isInteger(v) && v > 9 ? `${v} (0x${v.toString(16)})` : String(v);
+  if (typeof v === 'string' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+export class WireLog {
+  rows: PacketRow[] = [];
+  constructor(readonly capacity = 200_000) {}
+  base = 0; // ids of rows[0]
+
+  applyEvent(e: DeviceEvent): boolean {
+    if (e.kind !== 'PacketSent' && e.kind !== 'PacketDropped' && e.kind !== 'PacketReceived') return false;
+    const p = (e.pkt ?? {}) as Rec;
+    const bth = isRec(p.bth) ? p.bth : p;
+    const opcode = num(bth, 'opcode') ?? 0;
+    const aeth = isRec(p.aeth) ? p.aeth : p;
+    const syn = num(aeth, 'aethSyndrome', 'syndrome');
+    const hexStr = str(p, 'hex') ?? '';
+    const fields: [string, string][] = [];
+    const walk = (o: Rec, prefix: string) => {
+      for (const [k, v] of Object.entries(o)) {
+        if (HIDDEN.has(k)) continue;
+        if (isRec(v)) walk(v, `${prefix}${k}.`); else fields.push([`${prefix}${k}`, fieldText(v)]);
+      }
+    };
+    walk(p, '');
+    const row: PacketRow = {
+      id: this.base + this.rows.length, seq: e.seq, t: e.t,
+      event: e.kind === 'PacketSent' ? 'sent' : e.kind === 'PacketDropped' ? 'dropped' : 'received',
+      device: e.device, obj: e.obj,
+      srcQpn: num(p, 'srcQp', 'srcQpn', 'src_qp') ?? 0,
+      dstQpn: num(bth, 'destQp', 'dstQpn', 'dqpn') ?? 0,
+      opcode, opName: str(p, 'opcodeName', 'opName', 'name') ?? bthOpcodeName(opcode),
+      psn: num(bth, 'psn') ?? 0, ackReq: bool(bth, 'ackReq', 'a') ?? false,
+      syndrome: syn ?? null, synText: syn === undefined ? '' : (str(p, 'syndromeText') ?? syndromeText(syn)),
+      nak: syn !== undefined && isNak(syn),
+      length: num(p, 'length', 'len', 'size') ?? hexStr.length / 2,
+      fields, hex: hexStr, text: e.text ?? '',
+    };
+    this.rows.push(row);
+    if (this.rows.length > this.capacity) { const cut = this.rows.length - this.capacity; this.rows.splice(0, cut); this.base += cut; }
+    return true;
+  }
+}
+
+// ------------------------------------------------------------------ memory writes (hex highlight + heat)
+export interface WriteMark { seq: number; addr: number; length: number }
+export class MemoryMarks {
+  /** per buffer handle: recent writes (newest last) */
+  readonly writes = new Map<number, WriteMark[]>();
+  applyEvent(e: DeviceEvent): boolean {
+    if (e.kind !== 'MemWrite') return false;
+    // obj = buffer, a = virtual address, b = length
+    let l = this.writes.get(e.obj);
+    if (!l) { l = []; this.writes.set(e.obj, l); }
+    l.push({ seq: e.seq, addr: e.a, length: e.b });
+    if (l.length > 4096) l.splice(0, l.length - 4096);
+    return true;
+  }
+  /** write counts per byte over [addr, addr+len) */
+  heat(buffer: number, addr: number, len: number): Uint32Array {
+    const h = new Uint32Array(len);
+    for (const w of this.writes.get(buffer) ?? []) {
+      const s = Math.max(addr, w.addr); const e = Math.min(addr + len, w.addr + w.length);
+      for (let x = s; x < e; x++) h[x - addr]++;
+    }
+    return h;
+  }
+  /** seq of the last write per byte (0 = never) */
+  lastWrite(buffer: number, addr: number, len: number): Float64Array {
+    const out = new Float64Array(len);
+    for (const w of this.writes.get(buffer) ?? []) {
+      const s = Math.max(addr, w.addr); const e = Math.min(addr + len, w.addr + w.length);
+      for (let x = s; x < e; x++) out[x - addr] = w.seq;
+    }
+    return out;
+  }
+}
+
+// ------------------------------------------------------------------ KeyCheck failures (to explain WCs)
+export interface KeyCheckRecord { seq: number; device: number; obj: number; key: number; ok: boolean; text: string }
+export class KeyChecks {
+  rows: KeyCheckRecord[] = [];
+  applyEvent(e: DeviceEvent): boolean {
+    if (e.kind !== 'KeyCheck') return false;
+    // a = key checked
+    this.rows.push({ seq: e.seq, device: e.device, obj: e.obj, key: e.a, ok: e.ok !== false, text: e.text ?? '' });
+    if (this.rows.length > 2000) this.rows.splice(0, 1000);
+    return true;
+  }
+  lastFailure(before = Infinity): KeyCheckRecord | undefined {
+    for (let i = this.rows.length - 1; i >= 0; i--) if (!this.rows[i].ok && this.rows[i].seq < before) return this.rows[i];
+    return undefined;
+  }
+}

@@ -1,0 +1,71 @@
+// How the console reads the device's events (native/EVENTS.md: a/b/c/d per kind) and the host's replies.
+// Everything the console draws about queues, keys and packets goes through these readers, so when the device
+// documents a field differently only this file changes. Readers are tolerant of camelCase or snake_case.
+
+export type Rec = Record<string, unknown>;
+
+export function isRec(v: unknown): v is Rec { return typeof v === 'object' && v !== null && !Array.isArray(v); }
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const camel = (k: string) => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** first present value among names (each tried as given, camelCase and snake_case) */
+export function pick(o: unknown, ...names: string[]): unknown {
+  if (!isRec(o)) return undefined;
+  for (const n of names) {
+    for (const k of [n, camel(n), snake(n)]) if (o[k] !== undefined && o[k] !== null) return o[k];
+  }
+  return undefined;
+}
+export function num(o: unknown, ...names: string[]): number | undefined {
+  const v = pick(o, ...names);
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && /^(0x[0-9a-f]+|\d+)$/i.test(v)) return Number(v);
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return undefined;
+}
+export function str(o: unknown, ...names: string[]): string | undefined {
+  const v = pick(o, ...names);
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
+}
+export function bool(o: unknown, ...names: string[]): boolean | undefined {
+  const v = pick(o, ...names);
+  return typeof v === 'boolean' ? v : typeof v === 'number' ? v !== 0 : undefined;
+}
+
+/** a handle from a reply: either a bare number or an object with handle/id */
+export function handleOf(result: unknown, ...names: string[]): number | undefined {
+  if (typeof result === 'number') return result;
+  return num(result, ...names, 'handle', 'id');
+}
+
+export const hex = (v: number, width = 0) => `0x${(v >>> 0).toString(16).padStart(width, '0')}`;
+export const hexAddr = (v: number) => `0x${v.toString(16)}`;
+
+/** BTH opcode names, Wireshark style (IBA Table 35), used when a packet record carries no name. */
+const OPS: Record<number, string> = {
+  0x00: 'Send First', 0x01: 'Send Middle', 0x02: 'Send Last', 0x03: 'Send Last with Immediate', 0x04: 'Send Only',
+  0x05: 'Send Only with Immediate', 0x06: 'RDMA Write First', 0x07: 'RDMA Write Middle', 0x08: 'RDMA Write Last',
+  0x09: 'RDMA Write Last with Immediate', 0x0a: 'RDMA Write Only', 0x0b: 'RDMA Write Only with Immediate',
+  0x0c: 'RDMA Read Request', 0x0d: 'RDMA Read Response First', 0x0e: 'RDMA Read Response Middle',
+  0x0f: 'RDMA Read Response Last', 0x10: 'RDMA Read Response Only', 0x11: 'Acknowledge', 0x12: 'Atomic Acknowledge',
+  0x13: 'CmpSwap', 0x14: 'FetchAdd', 0x16: 'Send Last with Invalidate', 0x17: 'Send Only with Invalidate',
+};
+export function bthOpcodeName(op: number): string {
+  const prefix = op >> 5 === 0 ? 'RC' : op >> 5 === 1 ? 'UC' : op >> 5 === 3 ? 'UD' : `0x${(op >> 5).toString(16)}`;
+  const base = OPS[op & 0x1f];
+  return base ? `${prefix} ${base}` : `${prefix} reserved 0x${op.toString(16)}`;
+}
+
+/** AETH syndrome in words (IBA 9.7.5.1.1; WIRE.md 1.5) */
+export function syndromeText(s: number): string {
+  const type = (s >> 5) & 3; const v = s & 0x1f;
+  if (type === 0) return v === 0x1f ? 'ACK credits=invalid' : `ACK credits=${v}`;
+  if (type === 1) return `RNR NAK timer code ${v}`;
+  if (type === 3) {
+    const codes = ['PSN Sequence Error', 'Invalid Request', 'Remote Access Error', 'Remote Operational Error', 'Invalid RD Request'];
+    return `NAK ${codes[v] ?? `code ${v}`}`;
+  }
+  return `reserved 0x${s.toString(16)}`;
+}
+export function isNak(s: number): boolean { const t = (s >> 5) & 3; return t === 1 || t === 3; }

@@ -1,0 +1,447 @@
+// The console's zustand store: one vanilla store, built from slices per domain (host, ui, devices,
+// memory/keys, queues, wire, events, run controls). Every user action goes through `exec`, which validates
+// the protocol command with the shared zod schema, sends it, and files any error under the form that caused
+// it. Device events are ingested into mutable models (typed-array ring, key table, rings, wire log) and the
+// store is notified at most once per animation frame.
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import {
+  Command, DeviceCap, AtomicCap, QpState, describeZodError, namesOf,
+  type DeviceEvent, type ErrorInfo, type EventBatch, type HostStatus, type Reply, type SendWr, type RecvWr,
+} from '../../../app/protocol/index.ts';
+import { EventRing, FilteredView, type EventFilter } from './eventRing.ts';
+import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog } from './models.ts';
+import { handleOf, isRec, num, pick, str, type Rec } from './spec.ts';
+
+// ------------------------------------------------------------------ transport (shape of renderer/src/transport)
+export interface ConsoleTransport {
+  call(command: Command): Promise<Reply>;
+  onEvents(cb: (batch: EventBatch | DeviceEvent[]) => void): unknown;
+  onHost(cb: (h: HostStatus) => void): unknown;
+  control(action: 'restart-host' | 'kill-host'): unknown;
+}
+
+export type Scheduler = (cb: () => void) => void;
+export const rafScheduler: Scheduler = (cb) => {
+  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => cb());
+  else setTimeout(cb, 16);
+};
+
+// ------------------------------------------------------------------ views
+export interface ProfileView { name: string; description: string; transport: string; raw: Rec }
+export interface DeviceView {
+  handle: number; name: string; profile: string; capFlags: number; capNames: string[]; atomicCap: string;
+  limits: [string, number][]; gids: { index: number; gid: string; type: string }[]; portState: number; nodeGuid: string;
+  raw: Rec;
+}
+export interface BufferView { handle: number; addr: number; length: number; destroyed: boolean }
+export interface PdView { handle: number; device: number; destroyed: boolean }
+export interface PollView { cq: number; wcs: Rec[]; seqAt: number }
+export type PanelId = 'devices' | 'memory' | 'queues' | 'wire' | 'events' | 'run';
+export interface Faults { loss: number; duplicate: number; reorder: number; delay: number; delayNs: number }
+
+export interface Model {
+  ring: EventRing; view: FilteredView; keys: KeyTable; queues: QueueModel; wire: WireLog; marks: MemoryMarks; checks: KeyChecks;
+}
+
+export interface ConsoleState {
+  model: Model;
+  versions: { events: number; keys: number; queues: number; wire: number; memory: number };
+  // host
+  host: { state: 'connecting' | 'starting' | 'up' | 'down'; reason?: string; restarts?: number; pid?: number };
+  hasTransport: boolean;
+  restartHost(): void;
+  // ui
+  theme: 'light' | 'dark'; panel: PanelId;
+  errors: Record<string, ErrorInfo | undefined>; pending: Record<string, boolean>;
+  setTheme(t: 'light' | 'dark'): void; setPanel(p: PanelId): void; clearError(form: string): void;
+  exec(form: string, command: unknown): Promise<{ result: unknown } | null>;
+  // devices
+  devices: DeviceView[]; profiles: ProfileView[]; realDevices: Rec[]; selectedDevice: number | null; pds: PdView[];
+  refreshDevices(): Promise<void>; createDevice(profile: string, name?: string): Promise<void>;
+  destroyDevice(handle: number): Promise<void>; selectDevice(h: number | null): void; allocPd(device: number): Promise<void>;
+  // memory & keys
+  buffers: BufferView[]; selectedBuffer: number | null;
+  hex: Record<number, { addr: number; bytes: Uint8Array; seqAt: number }>;
+  allocBuffer(length: number): Promise<void>; freeBuffer(h: number): Promise<void>; selectBuffer(h: number | null): void;
+  writeMemory(form: string, addr: number, hexData: string): Promise<boolean>; readBuffer(h: number): Promise<void>;
+  regMr(args: { pd: number; addr: number; length: number; access: string[] }): Promise<boolean>;
+  deregMr(h: number): Promise<void>;
+  // queues
+  createCq(device: number, cqe: number): Promise<boolean>;
+  createQp(args: { pd: number; sendCq: number; recvCq: number; qpType: string; maxSendWr: number; maxRecvWr: number }): Promise<boolean>;
+  connectQps(qp: number, peer: number): Promise<boolean>;
+  queryQp(qp: number): Promise<void>;
+  postSend(qp: number, wr: SendWr): Promise<boolean>; postRecv(qp: number, wr: RecvWr): Promise<boolean>;
+  pollCq(cq: number, max: number): Promise<void>; reqNotify(cq: number): Promise<void>;
+  lastPoll: Record<number, PollView>;
+  // wire
+  selectedPacket: number | null; selectPacket(id: number | null): void; savePcap(): Promise<Uint8Array | null>;
+  // events
+  filter: EventFilter; setFilter(f: Partial<EventFilter>): void;
+  ingest(events: DeviceEvent[], dropped?: number): void;
+  // run controls
+  autorun: boolean; stepsPerSecond: number; faults: Faults; lastRun: string;
+  setAutorun(on: boolean, stepsPerSecond?: number): Promise<void>; step(count: number): Promise<void>; runToIdle(): Promise<void>;
+  setFaults(f: Faults): Promise<boolean>;
+}
+
+export type ConsoleStore = StoreApi<ConsoleState>;
+
+// ------------------------------------------------------------------ normalizers of replies
+const CAP_SKIP = new Set(['name', 'description', 'transport', 'keyBytePolicy', 'key_byte_policy']);
+const snakeName = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export function profileView(p: unknown): ProfileView {
+  const r = (isRec(p) ? p : { name: String(p) }) as Rec;
+  return { name: str(r, 'name') ?? '?', description: str(r, 'description') ?? '', transport: str(r, 'transport') ?? '', raw: r };
+}
+function gidText(g: unknown): string {
+  if (typeof g === 'string') return g;
+  if (Array.isArray(g)) {
+    const b = g as number[]; const parts: string[] = [];
+    for (let i = 0; i < b.length; i += 2) parts.push(((b[i] << 8) | (b[i + 1] ?? 0)).toString(16).padStart(4, '0'));
+    return parts.join(':');
+  }
+  return '';
+}
+export function deviceView(d: unknown): DeviceView {
+  const r = (isRec(d) ? d : {}) as Rec;
+  const prof = pick(r, 'profile');
+  const pr = (isRec(prof) ? prof : r) as Rec;
+  const capFlags = num(pr, 'deviceCapFlags', 'capFlags') ?? 0;
+  const atomic = pick(pr, 'atomicCap');
+  const limits: [string, number][] = [];
+  for (const [k, v] of Object.entries(pr)) {
+    if (CAP_SKIP.has(k) || typeof v !== 'number') continue;
+    const s = snakeName(k);
+    if (s.startsWith('max_') || s === 'page_size_cap' || s === 'active_mtu') limits.push([s, v]);
+  }
+  const gids = pick(r, 'gids');
+  return {
+    handle: handleOf(r, 'device') ?? 0,
+    name: str(r, 'name') ?? '?',
+    profile: typeof prof === 'string' ? prof : str(pr, 'name') ?? '?',
+    capFlags, capNames: namesOf(DeviceCap, capFlags),
+    atomicCap: typeof atomic === 'string' ? atomic : AtomicCap.name(typeof atomic === 'number' ? atomic : 0),
+    limits,
+    gids: Array.isArray(gids) ? gids.map((g, i) => ({ index: num(g, 'index') ?? i, gid: gidText(pick(g, 'gid') ?? g), type: str(g, 'type') ?? '' })) : [],
+    portState: num(r, 'portState') ?? 0,
+    nodeGuid: (() => { const v = pick(r, 'nodeGuid'); return typeof v === 'number' ? `0x${v.toString(16)}` : typeof v === 'string' ? v : ''; })(),
+    raw: r,
+  };
+}
+export function bytesFrom(v: unknown): Uint8Array {
+  const s = typeof v === 'string' ? v : str(v, 'data', 'hex', 'bytes');
+  if (typeof s === 'string') {
+    const out = new Uint8Array(s.length >> 1);
+    for (let i = 0; i < out.length; i++) out[i] = parseInt(s.substr(i * 2, 2), 16);
+    return out;
+  }
+  const arr = Array.isArray(v) ? v : pick(v, 'data', 'bytes');
+  if (Array.isArray(arr)) return Uint8Array.from(arr as number[]);
+  return new Uint8Array(0);
+}
+function listOf(result: unknown, ...names: string[]): unknown[] {
+  if (Array.isArray(result)) return result;
+  const v = pick(result, ...names);
+  return Array.isArray(v) ? v : [];
+}
+
+// ------------------------------------------------------------------ the store
+export interface StoreOptions { transport?: ConsoleTransport | null; schedule?: Scheduler; ringCapacity?: number; transportProblem?: string }
+
+export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
+  const transport = opts.transport ?? null;
+  const schedule = opts.schedule ?? rafScheduler;
+  const ring = new EventRing(opts.ringCapacity ?? 1 << 20);
+  const model: Model = {
+    ring, view: new FilteredView(ring), keys: new KeyTable(), queues: new QueueModel(), wire: new WireLog(),
+    marks: new MemoryMarks(), checks: new KeyChecks(),
+  };
+  // dirty bits, published once per frame
+  const dirty = { events: false, keys: false, queues: false, wire: false, memory: false, devices: false, hexBuffers: new Set<number>() };
+  let flushQueued = false;
+  const reading = new Set<number>();
+
+  const store = createStore<ConsoleState>()((set, get) => {
+    const setError = (form: string, err: ErrorInfo | undefined) => set((s) => ({ errors: { ...s.errors, [form]: err } }));
+
+    function flush() {
+      flushQueued = false;
+      const v = { ...get().versions };
+      if (dirty.events) { model.view.update(); v.events++; }
+      if (dirty.keys) v.keys++;
+      if (dirty.queues) v.queues++;
+      if (dirty.wire) v.wire++;
+      if (dirty.memory) v.memory++;
+      const refreshDevices = dirty.devices;
+      const hexBuffers = [...dirty.hexBuffers];
+      dirty.events = dirty.keys = dirty.queues = dirty.wire = dirty.memory = dirty.devices = false;
+      dirty.hexBuffers.clear();
+      set({ versions: v });
+      if (refreshDevices) void get().refreshDevices();
+      for (const b of hexBuffers) void get().readBuffer(b);
+    }
+    const queueFlush = () => { if (!flushQueued) { flushQueued = true; schedule(flush); } };
+
+    return {
+      model,
+      versions: { events: 0, keys: 0, queues: 0, wire: 0, memory: 0 },
+      host: transport ? { state: 'connecting' } : { state: 'down', reason: opts.transportProblem ?? 'no transport to the backend host (not built yet)' },
+      hasTransport: !!transport,
+      restartHost() { if (transport) transport.control('restart-host'); else setError('host', { code: 'HOST_DOWN', message: 'no transport to the backend host (not built yet)' }); },
+
+      theme: 'light', panel: 'devices', errors: {}, pending: {},
+      setTheme: (theme) => set({ theme }),
+      setPanel: (panel) => set({ panel }),
+      clearError: (form) => setError(form, undefined),
+
+      async exec(form, command) {
+        const parsed = Command.safeParse(command);
+        if (!parsed.success) { setError(form, describeZodError(parsed.error)); return null; }
+        if (!transport) { setError(form, { code: 'HOST_DOWN', message: 'no transport to the backend host (not built yet)' }); return null; }
+        set((s) => ({ pending: { ...s.pending, [form]: true } }));
+        let reply: Reply;
+        try { reply = await transport.call(parsed.data); } catch (e) {
+          reply = { type: 'reply', id: null, ok: false, error: { code: 'HOST_DOWN', message: (e as Error)?.message ?? String(e) } };
+        }
+        set((s) => ({ pending: { ...s.pending, [form]: false } }));
+        if (!reply.ok) { setError(form, reply.error ?? { code: 'ERROR', message: 'the host refused the command without a reason' }); return null; }
+        if (get().errors[form]) setError(form, undefined);
+        if (get().host.state === 'connecting') set({ host: { state: 'up' } });
+        return { result: reply.result };
+      },
+
+      // ---------------------------------------------------------- devices
+      devices: [], profiles: [], realDevices: [], selectedDevice: null, pds: [],
+      async refreshDevices() {
+        const r = await get().exec('devices', { cmd: 'device.list', args: {} });
+        if (!r) return;
+        const devices = listOf(r.result, 'devices').map(deviceView);
+        const profiles = listOf(r.result, 'profiles').map(profileView);
+        const real = listOf(r.result, 'realDevices', 'real', 'ibverbs').filter(isRec) as Rec[];
+        const sel = get().selectedDevice;
+        set({
+          devices, realDevices: real,
+          profiles: profiles.length ? profiles : get().profiles,
+          selectedDevice: sel !== null && devices.some((d) => d.handle === sel) ? sel : devices[0]?.handle ?? null,
+        });
+      },
+      async createDevice(profile, name) {
+        const r = await get().exec('device.create', { cmd: 'device.create', args: name ? { profile, name } : { profile } });
+        if (r) { await get().refreshDevices(); const h = handleOf(r.result, 'device'); if (h) set({ selectedDevice: h }); }
+      },
+      async destroyDevice(handle) {
+        if (await get().exec(`device.destroy:${handle}`, { cmd: 'device.destroy', args: { device: handle } })) await get().refreshDevices();
+      },
+      selectDevice: (h) => set({ selectedDevice: h }),
+      async allocPd(device) {
+        const r = await get().exec(`pd.alloc:${device}`, { cmd: 'pd.alloc', args: { device } });
+        const h = r && handleOf(r.result, 'pd');
+        if (h && !get().pds.some((p) => p.handle === h)) set((s) => ({ pds: [...s.pds, { handle: h, device, destroyed: false }] }));
+      },
+
+      // ---------------------------------------------------------- memory & keys
+      buffers: [], selectedBuffer: null, hex: {},
+      async allocBuffer(length) {
+        const r = await get().exec('buffer.alloc', { cmd: 'buffer.alloc', args: { length } });
+        if (!r) return;
+        const h = handleOf(r.result, 'buffer'); const addr = num(r.result, 'addr', 'va');
+        if (h && addr !== undefined) {
+          const b: BufferView = { handle: h, addr, length: num(r.result, 'length') ?? length, destroyed: false };
+          set((s) => ({ buffers: s.buffers.some((x) => x.handle === h) ? s.buffers : [...s.buffers, b], selectedBuffer: h }));
+          void get().readBuffer(h);
+        }
+      },
+      async freeBuffer(h) {
+        if (await get().exec(`buffer.free:${h}`, { cmd: 'buffer.free', args: { buffer: h } }))
+          set((s) => ({ buffers: s.buffers.map((b) => (b.handle === h ? { ...b, destroyed: true } : b)) }));
+      },
+      selectBuffer(h) { set({ selectedBuffer: h }); if (h) void get().readBuffer(h); },
+      async writeMemory(form, addr, hexData) {
+        return !!(await get().exec(form, { cmd: 'memory.write', args: { addr, data: hexData } }));
+      },
+      async readBuffer(h) {
+        const b = get().buffers.find((x) => x.handle === h);
+        if (!b || b.destroyed || reading.has(h)) return;
+        reading.add(h);
+        const seqAt = model.ring.total;
+        try {
+          const r = await get().exec(`memory.read:${h}`, { cmd: 'memory.read', args: { addr: b.addr, length: Math.min(b.length, 4096) } });
+          if (r) set((s) => ({ hex: { ...s.hex, [h]: { addr: b.addr, bytes: bytesFrom(r.result), seqAt } } }));
+        } finally { reading.delete(h); }
+      },
+      async regMr(args) {
+        const r = await get().exec('mr.reg', { cmd: 'mr.reg', args });
+        if (!r) return false;
+        model.keys.applyInfo('MR', r.result, handleOf(r.result, 'mr'));
+        dirty.keys = true; queueFlush();
+        return true;
+      },
+      async deregMr(h) {
+        if (await get().exec(`mr.dereg:${h}`, { cmd: 'mr.dereg', args: { mr: h } })) {
+          const k = model.keys.byHandle.get(h); if (k) { k.destroyed = true; k.state = 'destroyed'; }
+          dirty.keys = true; queueFlush();
+        }
+      },
+
+      // ---------------------------------------------------------- queues
+      async createCq(device, cqe) {
+        const r = await get().exec('cq.create', { cmd: 'cq.create', args: { device, cqe } });
+        const h = r && handleOf(r.result, 'cq');
+        if (!h) return false;
+        const c = model.queues.cq(h); c.device = device; c.cqe = num(r.result, 'cqe') ?? Math.max(c.cqe, cqe);
+        model.queues.ring(`cq:${h}`, h, 'cq', c.cqe).depth = c.cqe;
+        dirty.queues = true; queueFlush();
+        return true;
+      },
+      async createQp(a) {
+        const r = await get().exec('qp.create', { cmd: 'qp.create', args: { pd: a.pd, sendCq: a.sendCq, recvCq: a.recvCq, qpType: a.qpType,
+          cap: { maxSendWr: a.maxSendWr, maxRecvWr: a.maxRecvWr, maxSendSge: 4, maxRecvSge: 4, maxInlineData: 0 } } });
+        if (!r) return false;
+        const h = handleOf(r.result, 'qp');
+        const q = model.queues.applyQpInfo(isRec(r.result) ? r.result : {}, h);
+        if (q) {
+          q.pd = q.pd || a.pd; q.sendCq = q.sendCq || a.sendCq; q.recvCq = q.recvCq || a.recvCq;
+          q.device ||= get().pds.find((p) => p.handle === a.pd)?.device ?? 0;
+          model.queues.ring(`qp:${q.handle}:sq`, q.handle, 'sq', a.maxSendWr);
+          model.queues.ring(`qp:${q.handle}:rq`, q.handle, 'rq', a.maxRecvWr);
+        }
+        dirty.queues = true; queueFlush();
+        return true;
+      },
+      async connectQps(qp, peer) {
+        const r = await get().exec('qp.connect', { cmd: 'qp.connect', args: { qp, peer } });
+        if (!r) return false;
+        model.queues.qp(qp).peer = peer; model.queues.qp(peer).peer = qp;
+        await get().queryQp(qp); await get().queryQp(peer);
+        return true;
+      },
+      async queryQp(qp) {
+        const r = await get().exec(`qp.query:${qp}`, { cmd: 'qp.query', args: { qp } });
+        if (r && isRec(r.result)) { model.queues.applyQpInfo(r.result, qp); dirty.queues = true; queueFlush(); }
+      },
+      async postSend(qp, wr) { return !!(await get().exec('post.send', { cmd: 'post.send', args: { qp, wrs: [wr] } })); },
+      async postRecv(qp, wr) { return !!(await get().exec('post.recv', { cmd: 'post.recv', args: { qp, wrs: [wr] } })); },
+      lastPoll: {},
+      async pollCq(cq, max) {
+        const r = await get().exec(`cq.poll:${cq}`, { cmd: 'cq.poll', args: { cq, max } });
+        if (!r) return;
+        const wcs = listOf(r.result, 'wcs', 'wc').filter(isRec) as Rec[];
+        model.queues.applyPoll(cq, wcs.length);
+        dirty.queues = true; queueFlush();
+        set((s) => ({ lastPoll: { ...s.lastPoll, [cq]: { cq, wcs, seqAt: model.ring.total } } }));
+      },
+      async reqNotify(cq) { await get().exec(`cq.req_notify:${cq}`, { cmd: 'cq.req_notify', args: { cq } }); },
+
+      // ---------------------------------------------------------- wire
+      selectedPacket: null,
+      selectPacket: (id) => set({ selectedPacket: id }),
+      async savePcap() {
+        const r = await get().exec('pcap.get', { cmd: 'pcap.get', args: {} });
+        if (!r) return null;
+        const res = r.result;
+        const b64 = typeof res === 'string' ? res : str(res, 'base64', 'pcap');
+        if (b64 && !/^[0-9a-f]*$/i.test(b64)) {
+          const bin = atob(b64); const out = new Uint8Array(bin.length);
+          for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+          return out;
+        }
+        return bytesFrom(res);
+      },
+
+      // ---------------------------------------------------------- events
+      filter: { kind: '', obj: null, text: '' },
+      setFilter(f) {
+        const filter = { ...get().filter, ...f };
+        model.view.setFilter(filter); model.view.update();
+        set((s) => ({ filter, versions: { ...s.versions, events: s.versions.events + 1 } }));
+      },
+      ingest(events, dropped = 0) {
+        ring.dropped += dropped;
+        const sel = get().selectedBuffer; const shown = get().hex;
+        for (const e of events) {
+          ring.push(e);
+          dirty.events = true;
+          if (model.keys.applyEvent(e)) dirty.keys = true;
+          if (model.queues.applyEvent(e)) dirty.queues = true;
+          if (model.wire.applyEvent(e)) dirty.wire = true;
+          if (model.checks.applyEvent(e)) dirty.keys = true;
+          if (model.marks.applyEvent(e)) {
+            dirty.memory = true;
+            if (e.obj === sel || shown[e.obj]) dirty.hexBuffers.add(e.obj);
+          }
+          if (e.kind === 'ObjectCreated' || e.kind === 'ObjectDestroyed') {
+            if (e.objKind === 'device') dirty.devices = true;
+            if (e.objKind === 'buffer' || e.objKind === 'pd') applyObjectEvent(e);
+          }
+        }
+        if (events.length || dropped) queueFlush();
+      },
+
+      // ---------------------------------------------------------- run controls
+      autorun: false, stepsPerSecond: 1000, faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 }, lastRun: '',
+      async setAutorun(on, sps) {
+        const stepsPerSecond = sps ?? get().stepsPerSecond;
+        if (await get().exec('engine.autorun', { cmd: 'engine.autorun', args: { on, stepsPerSecond } })) set({ autorun: on, stepsPerSecond });
+        else if (sps !== undefined && !on) set({ stepsPerSecond });
+      },
+      async step(count) {
+        const r = await get().exec('engine.step', { cmd: 'engine.step', args: { count } });
+        if (r) set({ lastRun: describeRun('step', r.result) });
+      },
+      async runToIdle() {
+        const r = await get().exec('engine.run', { cmd: 'engine.run', args: {} });
+        if (r) set({ lastRun: describeRun('run', r.result) });
+      },
+      async setFaults(f) {
+        const ok = !!(await get().exec('engine.faults', { cmd: 'engine.faults', args: f }));
+        if (ok) set({ faults: f });
+        return ok;
+      },
+    };
+
+    function applyObjectEvent(e: DeviceEvent) {
+      const created = e.kind === 'ObjectCreated';
+      if (e.objKind === 'buffer') {
+        set((s) => {
+          const has = s.buffers.find((b) => b.handle === e.obj);
+          if (created && !has) return { buffers: [...s.buffers, { handle: e.obj, addr: e.a, length: e.b, destroyed: false }] };
+          if (!created && has) return { buffers: s.buffers.map((b) => (b.handle === e.obj ? { ...b, destroyed: true } : b)) };
+          return {};
+        });
+      } else {
+        set((s) => {
+          const has = s.pds.find((p) => p.handle === e.obj);
+          if (created && !has) return { pds: [...s.pds, { handle: e.obj, device: e.device, destroyed: false }] };
+          if (!created && has) return { pds: s.pds.map((p) => (p.handle === e.obj ? { ...p, destroyed: true } : p)) };
+          return {};
+        });
+      }
+    }
+  });
+
+  if (transport) {
+    transport.onHost((h) => {
+      store.setState({ host: { state: h.state, reason: h.reason, restarts: h.restarts, pid: h.pid } });
+      if (h.state === 'up') void store.getState().refreshDevices();
+    });
+    transport.onEvents((b) => {
+      if (Array.isArray(b)) store.getState().ingest(b);
+      else store.getState().ingest(b.events ?? [], b.dropped ?? 0);
+    });
+  }
+  return store;
+}
+
+function describeRun(what: string, result: unknown): string {
+  const steps = typeof result === 'number' ? result : num(result, 'steps', 'taken', 'count');
+  const idle = pick(result, 'idle');
+  const t = num(result, 'now', 'nowNs', 'timeNs');
+  const parts = [steps !== undefined ? `${what}: ${steps} step${steps === 1 ? '' : 's'}` : `${what}: done`];
+  if (idle !== undefined) parts.push(idle ? 'engine idle' : 'engine still busy');
+  if (t !== undefined) parts.push(`virtual time ${t} ns`);
+  return parts.join(', ');
+}
+
+export { QpState };
