@@ -2,7 +2,7 @@
 // objects' full descriptions). High-rate updates mutate these in place; the store publishes a version
 // number per domain once per animation frame (GUI-STACK 4.6).
 import type { DeviceEvent } from '../../../app/protocol/index.ts';
-import { Access, QpState, WcOpcode, WcStatus, WrOpcode, namesOf } from '../../../app/protocol/index.ts';
+import { Access, QpState, QpType, WcOpcode, WcStatus, WrOpcode, namesOf } from '../../../app/protocol/index.ts';
 import { bthOpcodeName, bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
 
 // ------------------------------------------------------------------ keys (MRs and MWs)
@@ -150,6 +150,7 @@ export class QueueModel {
     q.srq = num(init, 'srq') ?? q.srq;
     const t = pick(init, 'qpType');
     if (typeof t === 'string') q.type = t;
+    if (typeof t === 'number') q.type = QpType.name(t);
     const attr = pick(info, 'attr') ?? info;
     const st = pick(attr, 'qpState', 'state');
     if (typeof st === 'number') q.state = st;
