@@ -278,7 +278,9 @@ void expect_same(const Packet& a, const Packet& b) {
   EXPECT_EQ(a.atomic_ack_orig, b.atomic_ack_orig); EXPECT_EQ(a.immdt, b.immdt); EXPECT_EQ(a.ieth_rkey, b.ieth_rkey);
   EXPECT_EQ(a.deth_qkey, b.deth_qkey); EXPECT_EQ(a.deth_src_qp, b.deth_src_qp);
   ASSERT_EQ(a.payload_len, b.payload_len);
-  if (a.payload_len) EXPECT_EQ(std::memcmp(a.payload, b.payload, a.payload_len), 0);
+  if (a.payload_len) {
+    EXPECT_EQ(std::memcmp(a.payload, b.payload, a.payload_len), 0);
+  }
 }
 }  // namespace
 
@@ -302,7 +304,9 @@ TEST(WireCodec, RoundTripEveryOpcodeEveryPad) {
       ASSERT_TRUE(decode(wire.data(), wire.size(), d, &err)) << opcode_name(op) << " len " << len << ": " << err;
       EXPECT_EQ(d.pad, pad);
       expect_same(p, d);
-      if (len) EXPECT_EQ(d.payload, wire.data() + header_len(op)) << "payload is a view into the input";
+      if (len) {
+        EXPECT_EQ(d.payload, wire.data() + header_len(op)) << "payload is a view into the input";
+      }
       EXPECT_EQ(d.icrc, icrc(f, wire.data(), wire.size()));
       for (size_t i = 0; i < pad; i++) EXPECT_EQ(wire[header_len(op) + len + i], 0) << "pad byte";
       std::vector<uint8_t> again;
@@ -413,9 +417,13 @@ TEST(WireCodec, NeverReadsOutOfBounds) {
       Packet d;
       std::string err;
       bool ok = decode(cut.empty() ? nullptr : cut.data(), n, d, &err);
-      if (n < header_len(op) + 4) EXPECT_FALSE(ok) << opcode_name(op) << " n=" << n;
+      if (n < header_len(op) + 4) {
+        EXPECT_FALSE(ok) << opcode_name(op) << " n=" << n;
+      }
       ok ? accepted++ : rejected++;
-      if (!ok) EXPECT_FALSE(err.empty());
+      if (!ok) {
+        EXPECT_FALSE(err.empty());
+      }
       if (ok && d.payload_len) {
         ASSERT_GE(d.payload, cut.data());
         ASSERT_LE(d.payload + d.payload_len + d.pad + 4, cut.data() + n);
@@ -428,7 +436,9 @@ TEST(WireCodec, NeverReadsOutOfBounds) {
     Packet d;
     std::string err;
     bool ok = decode(g.empty() ? nullptr : g.data(), g.size(), d, &err);
-    if (ok && d.payload_len) ASSERT_LE(d.payload + d.payload_len + d.pad + 4, g.data() + g.size());
+    if (ok && d.payload_len) {
+      ASSERT_LE(d.payload + d.payload_len + d.pad + 4, g.data() + g.size());
+    }
     ok ? accepted++ : rejected++;
   }
   EXPECT_GT(accepted, 100);
