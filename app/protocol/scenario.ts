@@ -1,0 +1,223 @@
+// The scenario file format: a named, seeded list of protocol commands with named objects and expectations.
+// Built from the same command factory as the live protocol (commands.ts) so the two cannot drift: every
+// handle position accepts an object name ("pd0", "qp1") or a raw handle, and every numeric position also
+// accepts a reference to a field of an earlier result ("$mrA.rkey", "$bufA.addr+64", "$mrA.rkey^0x01").
+//
+// Reference syntax (exact):
+//   ref    := "$" name "." field [ op int ]
+//   name   := [A-Za-z][A-Za-z0-9_]{0,31}        an object named by a device entry or by an earlier step's "as"
+//   field  := [A-Za-z][A-Za-z0-9]{0,31}          a field of that object's latest result (see REF_FIELDS)
+//   op     := "+" | "-" | "^"                    add, subtract, xor (xor 0x01 flips the low bit of a key byte)
+//   int    := decimal digits | "0x" hex digits    at most 2^53-1
+// The resolved value is the field value with the operation applied, computed in 64-bit unsigned arithmetic
+// (wrapping), and must then fit the target field of the command (checked like a literal).
+import { z } from 'zod';
+import { makeCommands, HandleSchema, U64 } from './commands.ts';
+import { EventType, QpState, WcOpcode, WcStatus } from './enums.ts';
+
+export const SCENARIO_VERSION = 1;
+export const SCENARIO_MAX_BYTES = 4 * 1024 * 1024;
+export const SCENARIO_MAX_STEPS = 10_000;
+
+export const NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,31}$/;
+export const DEVICE_NAME_RE = /^[a-z][a-z0-9_]{0,31}$/;
+export const REF_RE = /^\$([A-Za-z][A-Za-z0-9_]{0,31})\.([A-Za-z][A-Za-z0-9]{0,31})(?:([+\-^])(0x[0-9a-fA-F]{1,14}|[0-9]{1,16}))?$/;
+
+export const ObjectName = z.string().regex(NAME_RE, 'an object name: a letter, then letters, digits or _ (at most 32)');
+export const DeviceName = z.string().regex(DEVICE_NAME_RE, 'a device name: lower-case letter, then [a-z0-9_] (at most 32)');
+export const RefString = z.string().regex(REF_RE, 'a reference "$name.field" optionally followed by +N, -N or ^N');
+
+/** A handle position in a scenario: an object name (preferred) or a raw numeric handle. */
+export const NameOrHandle = z.union([ObjectName, HandleSchema]);
+
+export interface Ref { name: string; field: string; op?: '+' | '-' | '^'; operand?: bigint }
+export function parseRef(s: string): Ref | null {
+  const m = REF_RE.exec(s);
+  if (!m) return null;
+  const r: Ref = { name: m[1]!, field: m[2]! };
+  if (m[3]) { r.op = m[3] as Ref['op']; r.operand = BigInt(m[4]!); }
+  return r;
+}
+export function isRefString(v: unknown): v is string { return typeof v === 'string' && v.startsWith('$'); }
+
+/** The kind of object each creating command makes (the kind a name has after `"as"`). */
+export const CREATES: Record<string, ObjectKind> = {
+  'device.create': 'device', 'pd.alloc': 'pd', 'buffer.alloc': 'buffer', 'mr.reg': 'mr', 'mr.alloc': 'mr',
+  'mw.alloc': 'mw', 'cq.create': 'cq', 'srq.create': 'srq', 'qp.create': 'qp', 'ah.create': 'ah',
+};
+export type ObjectKind = 'device' | 'pd' | 'buffer' | 'mr' | 'mw' | 'cq' | 'srq' | 'qp' | 'ah' | 'result';
+/** Which kind of object each handle field of a command names. */
+export const HANDLE_FIELDS: Record<string, Exclude<ObjectKind, 'result'>> = {
+  device: 'device', destDevice: 'device', pd: 'pd', buffer: 'buffer', mr: 'mr', bindMr: 'mr', regMr: 'mr',
+  mw: 'mw', cq: 'cq', sendCq: 'cq', recvCq: 'cq', srq: 'srq', qp: 'qp', peer: 'qp', ah: 'ah',
+};
+/** Fields a reference may name, per object kind ("result": any field of a named non-creating step's result). */
+export const REF_FIELDS: Record<Exclude<ObjectKind, 'result'>, readonly string[]> = {
+  device: ['handle'],
+  pd: ['handle'],
+  buffer: ['handle', 'addr', 'length'],
+  mr: ['handle', 'lkey', 'rkey', 'addr', 'length', 'iova'],
+  mw: ['handle', 'rkey'],
+  cq: ['handle', 'cqe'],
+  srq: ['handle'],
+  qp: ['handle', 'qpNum'],
+  ah: ['handle'],
+};
+
+// ------------------------------------------------------------------ schema transformation
+// Walk a command schema and let every numeric position also take a reference string. Handle positions (the
+// NameOrHandle instance) are left alone. Checks (min/max on arrays) and strictness are preserved by cloning.
+type AnySchema = z.ZodType;
+const defOf = (s: AnySchema) => (s as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+const cloneWith = (s: AnySchema, patch: Record<string, unknown>) =>
+  (s as unknown as { clone(def: unknown): AnySchema }).clone({ ...defOf(s), ...patch });
+const NumOrRefMemo = new WeakMap<AnySchema, AnySchema>();
+
+function acceptsNumber(s: AnySchema): boolean {
+  const d = defOf(s);
+  if (d.type === 'number') return true;
+  if (d.type === 'union') return (d.options as AnySchema[]).some(acceptsNumber);
+  return false;
+}
+
+export function withRefs(s: AnySchema, H: AnySchema): AnySchema {
+  if (s === H) return s;
+  const d = defOf(s);
+  switch (d.type) {
+    case 'number':
+    case 'union': {
+      if (!acceptsNumber(s)) return s;
+      let r = NumOrRefMemo.get(s);
+      if (!r) { r = z.union([s, RefString]); NumOrRefMemo.set(s, r); }
+      return r;
+    }
+    case 'object': {
+      const shape = d.shape as Record<string, AnySchema>;
+      const next: Record<string, AnySchema> = {};
+      for (const [k, v] of Object.entries(shape)) next[k] = withRefs(v, H);
+      return cloneWith(s, { shape: next });
+    }
+    case 'array': return cloneWith(s, { element: withRefs(d.element as AnySchema, H) });
+    case 'optional':
+    case 'default':
+    case 'nullable':
+      return cloneWith(s, { innerType: withRefs(d.innerType as AnySchema, H) });
+    default: return s;
+  }
+}
+
+// ------------------------------------------------------------------ expectations
+const NumOrRef = z.union([z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), RefString]);
+const U64OrRef = z.union([U64, RefString]);
+const HexBytes = z.string().regex(/^([0-9a-fA-F]{2})*$/, 'hex bytes, two digits per byte').max(2 * 1024 * 1024);
+
+export const WcFlag = { names: ['IBV_WC_GRH', 'IBV_WC_WITH_IMM', 'IBV_WC_IP_CSUM_OK', 'IBV_WC_WITH_INV'] as const, values: { IBV_WC_GRH: 1, IBV_WC_WITH_IMM: 2, IBV_WC_IP_CSUM_OK: 4, IBV_WC_WITH_INV: 8 } as Record<string, number> };
+
+/** One expected work completion (fields not given are not compared). */
+export const WcExpect = z.object({
+  status: z.enum(WcStatus.names),
+  opcode: z.enum(WcOpcode.names).optional(),
+  byteLen: NumOrRef.optional(),
+  wrId: U64OrRef.optional(),
+  immData: NumOrRef.optional(),
+  invalidatedRkey: NumOrRef.optional(),
+  wcFlags: z.array(z.enum(WcFlag.names)).max(4).optional(),
+  qp: ObjectName.optional(),          // the completion's qp_num must be this QP's
+}).strict();
+
+/** BTH opcode names as in native/include/vl/wire.h (Wireshark's, with underscores). */
+export const BthOpcode = {
+  RC_SEND_FIRST: 0x00, RC_SEND_MIDDLE: 0x01, RC_SEND_LAST: 0x02, RC_SEND_LAST_WITH_IMMEDIATE: 0x03,
+  RC_SEND_ONLY: 0x04, RC_SEND_ONLY_WITH_IMMEDIATE: 0x05, RC_RDMA_WRITE_FIRST: 0x06, RC_RDMA_WRITE_MIDDLE: 0x07,
+  RC_RDMA_WRITE_LAST: 0x08, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE: 0x09, RC_RDMA_WRITE_ONLY: 0x0a,
+  RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: 0x0b, RC_RDMA_READ_REQUEST: 0x0c, RC_RDMA_READ_RESPONSE_FIRST: 0x0d,
+  RC_RDMA_READ_RESPONSE_MIDDLE: 0x0e, RC_RDMA_READ_RESPONSE_LAST: 0x0f, RC_RDMA_READ_RESPONSE_ONLY: 0x10,
+  RC_ACKNOWLEDGE: 0x11, RC_ATOMIC_ACKNOWLEDGE: 0x12, RC_COMPARE_SWAP: 0x13, RC_FETCH_ADD: 0x14,
+  RC_SEND_LAST_WITH_INVALIDATE: 0x16, RC_SEND_ONLY_WITH_INVALIDATE: 0x17,
+  UC_SEND_FIRST: 0x20, UC_SEND_MIDDLE: 0x21, UC_SEND_LAST: 0x22, UC_SEND_LAST_WITH_IMMEDIATE: 0x23,
+  UC_SEND_ONLY: 0x24, UC_SEND_ONLY_WITH_IMMEDIATE: 0x25, UC_RDMA_WRITE_FIRST: 0x26, UC_RDMA_WRITE_MIDDLE: 0x27,
+  UC_RDMA_WRITE_LAST: 0x28, UC_RDMA_WRITE_LAST_WITH_IMMEDIATE: 0x29, UC_RDMA_WRITE_ONLY: 0x2a,
+  UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: 0x2b,
+  UD_SEND_ONLY: 0x64, UD_SEND_ONLY_WITH_IMMEDIATE: 0x65,
+} as const;
+export type BthOpcodeName = keyof typeof BthOpcode;
+const bthNames = Object.keys(BthOpcode) as [BthOpcodeName, ...BthOpcodeName[]];
+/** AETH syndromes by class (type bits 6:5; NAK codes in bits 4:0). */
+export const SyndromeNames = ['ACK', 'RNR_NAK', 'NAK_PSN_SEQ_ERR', 'NAK_INVALID_REQUEST', 'NAK_REMOTE_ACCESS_ERROR', 'NAK_REMOTE_OP_ERROR'] as const;
+
+/** Packets seen on the wire during this step. `count` (default: at least one) counts packets matching all fields. */
+export const PacketExpect = z.object({
+  opcode: z.enum(bthNames),
+  syndrome: z.enum(SyndromeNames).optional(),
+  count: z.number().int().min(0).max(1_000_000).optional(),
+  from: ObjectName.optional(),        // sending device
+}).strict();
+
+export const Expect = z.object({
+  /** The verb fails with this errno name (EINVAL, EOPNOTSUPP, EBUSY, ...). Without it a failing verb fails the step. */
+  error: z.string().regex(/^E[A-Z0-9_]{1,31}$/, 'an errno name such as "EINVAL"').optional(),
+  /** cq.poll only: exactly these completions, in this order. */
+  wc: z.array(WcExpect).max(4096).optional(),
+  /** Bytes at an address after the step (read back through memory.read). */
+  bytes: z.array(z.object({ addr: NumOrRef, hex: HexBytes.min(2) }).strict()).max(64).optional(),
+  /** Async events raised during this step (in any order; others may also occur). */
+  asyncEvent: z.array(z.object({ type: z.enum(EventType.names), obj: ObjectName.optional() }).strict()).max(64).optional(),
+  /** State of an MR or MW key after the step. */
+  keyState: z.array(z.object({ key: ObjectName, state: z.enum(['valid', 'free', 'invalid']) }).strict()).max(64).optional(),
+  /** Packets seen on the wire during this step. */
+  packet: z.array(PacketExpect).max(64).optional(),
+  /** State of a QP after the step (read back through qp.query). */
+  qpState: z.array(z.object({ qp: ObjectName, state: z.enum(QpState.names) }).strict()).max(64).optional(),
+  /** Fields of the step's result (deep partial match; numbers may be references). */
+  result: z.record(z.string(), z.unknown()).optional(),
+}).strict();
+export type Expect = z.infer<typeof Expect>;
+
+// ------------------------------------------------------------------ steps and the file
+export const ScenarioCommands = makeCommands(NameOrHandle);
+const stepExtras = {
+  as: ObjectName.optional(),
+  note: z.string().max(2000).optional(),
+  expect: Expect.optional(),
+};
+/** One step schema per command, keyed by command name (args accept names and references). */
+export const StepByCmd: Record<string, AnySchema> = Object.fromEntries(
+  ScenarioCommands.list.map((c) => {
+    const shape = c.shape;
+    const name = shape.cmd.value;
+    const args = withRefs(shape.args as AnySchema, NameOrHandle);
+    return [name, z.object({ cmd: z.literal(name), args: args.default({}), ...stepExtras }).strict()];
+  }),
+);
+export const SCENARIO_COMMANDS = Object.keys(StepByCmd);
+export const Step = z.discriminatedUnion('cmd', Object.values(StepByCmd) as unknown as [z.ZodObject, ...z.ZodObject[]]);
+export type Step = { cmd: string; args: Record<string, unknown>; as?: string; note?: string; expect?: Expect };
+
+export const DeviceDecl = z.object({
+  name: DeviceName,
+  profile: z.string().min(1).max(32),
+}).strict();
+
+export const ScenarioHeader = z.object({
+  verbslab: z.literal('scenario'),
+  version: z.literal(SCENARIO_VERSION),
+  name: z.string().min(1).max(200),
+  description: z.string().max(20_000).default(''),
+  seed: z.number().int().min(0).max(2 ** 32 - 1).default(1),
+  devices: z.array(DeviceDecl).min(1).max(16),
+}).strict();
+
+export const Scenario = ScenarioHeader.extend({ steps: z.array(Step).max(SCENARIO_MAX_STEPS) }).strict();
+export type Scenario = Omit<z.infer<typeof ScenarioHeader>, never> & { steps: Step[] };
+
+/** JSON Schema (draft 2020-12) of the scenario file, as published in e2e/scenarios/scenario.schema.json. */
+export function scenarioJsonSchema(): Record<string, unknown> {
+  const js = z.toJSONSchema(Scenario, { io: 'input', unrepresentable: 'any', reused: 'ref' }) as Record<string, unknown>;
+  return {
+    $schema: js.$schema,
+    $id: 'https://verbslab.invalid/scenario.schema.json',
+    title: 'Verbs Lab scenario',
+    description: 'A named, seeded list of Verbs Lab protocol commands with named objects, references ("$mrA.rkey") and expectations. Generated from app/protocol/scenario.ts.',
+    ...Object.fromEntries(Object.entries(js).filter(([k]) => k !== '$schema')),
+  };
+}

@@ -1,0 +1,49 @@
+// The published JSON Schema (e2e/scenarios/scenario.schema.json) is generated from the zod schema and up to date;
+// the SHA-256 used by the digest agrees with Node's.
+import fs from 'node:fs';
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { SCHEMA_FILE, schemaText } from './schema-file.ts';
+import { sha256Hex, Sha256 } from './sha256.ts';
+import { HANDLE_FIELDS, ScenarioCommands, NameOrHandle } from '../protocol/scenario.ts';
+import { COMMAND_NAMES } from '../protocol/index.ts';
+import { SCENARIO_COMMANDS } from '../protocol/scenario.ts';
+
+describe('scenario JSON Schema', () => {
+  it('e2e/scenarios/scenario.schema.json is up to date (regenerate: npx tsx app/scenario/schema-file.ts)', () => {
+    expect(fs.readFileSync(SCHEMA_FILE, 'utf8')).toBe(schemaText());
+  });
+  it('covers every protocol command', () => {
+    expect([...SCENARIO_COMMANDS].sort()).toEqual([...COMMAND_NAMES].sort());
+    const js = JSON.parse(schemaText());
+    const text = JSON.stringify(js);
+    for (const c of COMMAND_NAMES) expect(text).toContain(`"const":"${c}"`);
+  });
+  it('HANDLE_FIELDS lists exactly the handle positions of the command schemas', () => {
+    const found = new Set<string>();
+    const walk = (s: unknown, key?: string) => {
+      const d = (s as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+      if (s === NameOrHandle) { if (key) found.add(key); return; }
+      if (d.type === 'object') for (const [k, v] of Object.entries(d.shape as Record<string, unknown>)) walk(v, k);
+      else if (d.type === 'array') walk(d.element);
+      else if (d.type === 'optional' || d.type === 'default' || d.type === 'nullable') walk(d.innerType, key);
+      else if (d.type === 'union') for (const o of d.options as unknown[]) walk(o, key);
+    };
+    for (const c of ScenarioCommands.list) walk(c);
+    expect([...found].sort()).toEqual(Object.keys(HANDLE_FIELDS).sort());
+  });
+});
+
+describe('sha256', () => {
+  it('matches node:crypto on block boundaries and incremental updates', () => {
+    for (const n of [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000, 70_000]) {
+      const s = 'ab'.repeat(n).slice(0, n) + 'é';
+      expect(sha256Hex(s)).toBe(createHash('sha256').update(s).digest('hex'));
+    }
+    const h = new Sha256().update('abc');
+    const snap = h.clone().digestHex();
+    h.update('def');
+    expect(snap).toBe(createHash('sha256').update('abc').digest('hex'));
+    expect(h.digestHex()).toBe(createHash('sha256').update('abcdef').digest('hex'));
+  });
+});
