@@ -1,2 +1,55 @@
-import { NotBuilt } from '../components/ui.tsx';
-export function EventsPanel() { return <NotBuilt what="Events panel" />; }
+// Events: every device event, in a virtualized log over the typed-array ring, filterable by kind, object
+// and text. Filtering is incremental (FilteredView), so a million rows stay smooth.
+import { useState } from 'react';
+import { useConsole, useModel } from '../store/context.tsx';
+import { Field, Section } from '../components/ui.tsx';
+import { VirtualRows } from '../components/VirtualRows.tsx';
+
+const fmtT = (t: number) => (t / 1000).toFixed(3);
+
+export function EventsPanel() {
+  useConsole((s) => s.versions.events);
+  const model = useModel();
+  const filter = useConsole((s) => s.filter);
+  const setFilter = useConsole((s) => s.setFilter);
+  const [follow, setFollow] = useState(true);
+  const [selected, setSelected] = useState<number | null>(null);
+  const [objText, setObjText] = useState(filter.obj === null ? '' : String(filter.obj));
+  const { ring, view } = model;
+  const kinds = ring.kinds.strings;
+  const selRow = selected !== null && selected < view.length ? ring.row(view.at(selected)) : null;
+  return (
+    <div className="stack">
+      <Section title={`Events (${view.length.toLocaleString()} shown of ${ring.size.toLocaleString()} held, ${ring.total.toLocaleString()} received${ring.dropped ? `, ${ring.dropped.toLocaleString()} dropped by the host` : ''})`} testid="events-section">
+        <form className="form" aria-label="filter events" onSubmit={(e) => e.preventDefault()}>
+          <Field label="Kind"><select data-testid="filter-kind" value={filter.kind} onChange={(e) => setFilter({ kind: e.target.value })}>
+            <option value="">all kinds</option>{kinds.map((k) => <option key={k} value={k}>{k}</option>)}</select></Field>
+          <Field label="Object handle"><input data-testid="filter-obj" value={objText} size={6} aria-invalid={objText !== '' && !/^\d+$/.test(objText)}
+            onChange={(e) => { const v = e.target.value; setObjText(v); if (v === '' || /^\d+$/.test(v)) setFilter({ obj: v === '' ? null : Number(v) }); }} /></Field>
+          <Field label="Text"><input data-testid="filter-text" value={filter.text} onChange={(e) => setFilter({ text: e.target.value })} placeholder="e.g. rkey" /></Field>
+          <label className="small"><input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> follow</label>
+        </form>
+        <VirtualRows count={view.length} follow={follow} selected={selected} label="event log" testid="event-log" height="calc(100vh - 340px)"
+          onSelect={(i) => { setFollow(false); setSelected(i); }}
+          header={<div className="vrow head ev-cols"><span>seq</span><span>t (µs)</span><span>kind</span><span>dev</span><span>object</span><span>a</span><span>b</span><span>text</span></div>}
+          render={(i) => {
+            const pos = view.at(i); const k = pos % ring.capacity;
+            const ok = (ring.flags[k] & 1) === 1;
+            return (
+              <div className={`ev-cols ${ok ? '' : 'ev-bad'}`} data-testid="event-row">
+                <span>{ring.seq[k]}</span><span>{fmtT(ring.t[k])}</span><span className="ev-kind">{ring.kinds.get(ring.kind[k])}</span>
+                <span>{ring.device[k] || ''}</span><span>{ring.objKinds.get(ring.objKind[k])} {ring.obj[k] || ''}</span>
+                <span>{ring.a[k] ? `0x${ring.a[k].toString(16)}` : ''}</span><span>{ring.b[k] || ''}</span>
+                <span className="ev-text">{ring.text[k] ?? ''}</span>
+              </div>
+            );
+          }} />
+      </Section>
+      {selRow && (
+        <Section title={`Event #${selRow.seq}`}>
+          <pre className="mono small" data-testid="event-detail">{JSON.stringify(selRow, null, 2)}</pre>
+        </Section>
+      )}
+    </div>
+  );
+}

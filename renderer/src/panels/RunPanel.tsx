@@ -1,2 +1,74 @@
-import { NotBuilt } from '../components/ui.tsx';
-export function RunPanel() { return <NotBuilt what="Run panel" />; }
+// Run controls for the deterministic engine and the fault knobs (engine.autorun / step / run / faults).
+import { useState } from 'react';
+import { useConsole } from '../store/context.tsx';
+import { commandProblem } from '../store/validate.ts';
+import { ErrorMessage, Field, Section, parseNum } from '../components/ui.tsx';
+import { LiveRate } from '../components/LiveRate.tsx';
+import type { Faults } from '../store/store.ts';
+
+function SpeedForm() {
+  const autorun = useConsole((s) => s.autorun);
+  const sps = useConsole((s) => s.stepsPerSecond);
+  const setAutorun = useConsole((s) => s.setAutorun);
+  const step = useConsole((s) => s.step);
+  const [speed, setSpeed] = useState(String(sps));
+  const [count, setCount] = useState('10');
+  const n = parseNum(speed); const c = parseNum(count);
+  const speedProblem = Number.isNaN(n) ? 'steps per second: a number' : commandProblem({ cmd: 'engine.autorun', args: { on: true, stepsPerSecond: n } });
+  const stepProblem = Number.isNaN(c) ? 'count: a number' : commandProblem({ cmd: 'engine.step', args: { count: c } });
+  return (
+    <div className="stack">
+      <form className="form" aria-label="speed" onSubmit={(e) => { e.preventDefault(); if (!speedProblem) void setAutorun(autorun, n); }}>
+        <Field label="Speed (engine steps per second)"><input data-testid="run-speed" value={speed} onChange={(e) => setSpeed(e.target.value)} size={10} aria-invalid={!!speedProblem} /></Field>
+        <button type="submit" disabled={!!speedProblem}>{autorun ? 'Apply speed' : 'Set speed'}</button>
+        <button type="button" data-testid="run-play-2" aria-pressed={autorun} disabled={!!speedProblem} onClick={() => void setAutorun(!autorun, n)}>{autorun ? '⏸ Pause' : '▶ Play at this speed'}</button>
+        <ErrorMessage form="engine.autorun" local={speedProblem} />
+      </form>
+      <form className="form" aria-label="step" onSubmit={(e) => { e.preventDefault(); if (!stepProblem) void step(c); }}>
+        <Field label="Steps"><input data-testid="step-count" value={count} onChange={(e) => setCount(e.target.value)} size={8} /></Field>
+        <button type="submit" disabled={!!stepProblem || autorun}>Step ×{Number.isNaN(c) ? '?' : c}</button>
+        <ErrorMessage form="engine.step" local={stepProblem} />
+      </form>
+    </div>
+  );
+}
+
+const KNOBS: { k: keyof Faults; label: string; hint: string }[] = [
+  { k: 'loss', label: 'loss', hint: 'probability a packet is dropped' },
+  { k: 'duplicate', label: 'duplicate', hint: 'probability a packet is delivered twice' },
+  { k: 'reorder', label: 'reorder', hint: 'probability a packet overtakes the previous one' },
+  { k: 'delay', label: 'delay', hint: 'probability a packet is delayed by delayNs' },
+];
+
+function FaultsForm() {
+  const faults = useConsole((s) => s.faults);
+  const apply = useConsole((s) => s.setFaults);
+  const [f, setF] = useState<Faults>(faults);
+  const problem = commandProblem({ cmd: 'engine.faults', args: f });
+  return (
+    <form className="form faults" aria-label="fault injection" onSubmit={(e) => { e.preventDefault(); if (!problem) void apply(f); }}>
+      {KNOBS.map(({ k, label, hint }) => (
+        <Field key={k} label={`${label}: ${(f[k] * 100).toFixed(0)} %`} hint={hint}>
+          <input type="range" min={0} max={1} step={0.01} value={f[k]} data-testid={`fault-${k}`} aria-label={label}
+            onChange={(e) => setF({ ...f, [k]: Number(e.target.value) })} />
+        </Field>
+      ))}
+      <Field label="delayNs"><input value={f.delayNs} size={10} onChange={(e) => setF({ ...f, delayNs: Number(e.target.value) })} aria-invalid={!!problem} /></Field>
+      <button type="submit" data-testid="apply-faults" disabled={!!problem}>Apply faults</button>
+      <span className="muted small">applied: loss {faults.loss}, dup {faults.duplicate}, reorder {faults.reorder}, delay {faults.delay} ({faults.delayNs} ns)</span>
+      <ErrorMessage form="engine.faults" local={problem} />
+    </form>
+  );
+}
+
+export function RunPanel() {
+  return (
+    <div className="stack">
+      <div className="row">
+        <Section title="Engine (deterministic mode)"><SpeedForm /></Section>
+        <Section title="Fault injection (engine.faults)" testid="faults-section"><FaultsForm /></Section>
+      </div>
+      <Section title="Live rates"><LiveRate /></Section>
+    </div>
+  );
+}

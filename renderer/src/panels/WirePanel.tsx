@@ -1,2 +1,139 @@
-import { NotBuilt } from '../components/ui.tsx';
-export function WirePanel() { return <NotBuilt what="Wire panel" />; }
+// Wire: a Wireshark-like packet list (virtualized), the decoded headers of the selected packet, a ladder
+// diagram of the two ends of the connection, and "Save pcap" (pcap.get). Rows come from Packet* events.
+import { useState } from 'react';
+import { useConsole, useModel } from '../store/context.tsx';
+import type { PacketRow, QueueModel } from '../store/models.ts';
+import { hex } from '../store/spec.ts';
+import { ErrorMessage, Section } from '../components/ui.tsx';
+import { VirtualRows } from '../components/VirtualRows.tsx';
+
+const fmtT = (t: number) => `${(t / 1000).toFixed(3)} µs`;
+
+/** QPN → device, from the QPs the console knows (ObjectCreated / qp.create / qp.query) */
+function qpnOwner(queues: QueueModel, qpn: number): { device: number; qp: number } | null {
+  for (const q of queues.qps.values()) if (q.qpn === qpn && q.qpn !== 0) return { device: q.device, qp: q.handle };
+  return null;
+}
+function srcQpn(queues: QueueModel, p: PacketRow): number | null {
+  if (p.srcQpn) return p.srcQpn;
+  const q = queues.qps.get(p.obj);
+  return q?.qpn || null;
+}
+
+function PacketList({ rows, selected, onSelect, follow }: { rows: PacketRow[]; selected: number | null; onSelect: (i: number) => void; follow: boolean }) {
+  const model = useModel();
+  return (
+    <VirtualRows count={rows.length} follow={follow} selected={selected} onSelect={onSelect} testid="packet-list" label="packets" height={300}
+      header={<div className="vrow head pkt-cols"><span>#</span><span>time</span><span>src QPN</span><span>dst QPN</span><span>opcode</span><span>PSN</span><span>A</span><span>AETH</span><span>len</span></div>}
+      render={(i) => {
+        const p = rows[i];
+        const s = srcQpn(model.queues, p);
+        return (
+          <div className={`pkt-cols ${p.event === 'dropped' ? 'pkt-dropped' : ''} ${p.nak ? 'pkt-nak' : ''}`} data-testid="packet-row" data-opcode={p.opName}>
+            <span>{p.id}</span><span>{fmtT(p.t)}</span><span>{s ?? '?'}</span><span>{p.dstQpn}</span>
+            <span>{p.opName}{p.event === 'dropped' ? ' (dropped)' : ''}</span><span>{p.psn}</span><span>{p.ackReq ? '1' : '0'}</span>
+            <span>{p.synText}</span><span>{p.length}</span>
+          </div>
+        );
+      }} />
+  );
+}
+
+function Decoded({ p }: { p: PacketRow | undefined }) {
+  if (!p) return <p className="muted">Select a packet.</p>;
+  return (
+    <div data-testid="packet-detail">
+      <p><strong>{p.opName}</strong> <span className="muted">{p.event} by device {p.device} at {fmtT(p.t)} (event #{p.seq})</span></p>
+      {p.text && <p>{p.text}</p>}
+      <table className="table compact mono"><tbody>
+        {p.fields.map(([k, v]) => <tr key={k}><td>{k}</td><td>{v}</td></tr>)}
+      </tbody></table>
+      {p.hex && <pre className="mono small hexdump">{p.hex.match(/.{1,32}/g)?.map((l) => l.match(/../g)?.join(' ')).join('\n')}</pre>}
+    </div>
+  );
+}
+
+/** time-ordered ladder of the two ends of one connection (hand-drawn SVG: xyflow does not fit a time ladder) */
+function Ladder({ rows, focus }: { rows: PacketRow[]; focus: PacketRow | undefined }) {
+  const model = useModel();
+  const devices = useConsole((s) => s.devices);
+  if (!rows.length) return <p className="muted">No packets on the wire yet.</p>;
+  const anchor = focus ?? rows[rows.length - 1];
+  const peerOf = (p: PacketRow) => qpnOwner(model.queues, p.dstQpn)?.device ?? 0;
+  const a = anchor.device; const b = peerOf(anchor) || devices.find((d) => d.handle !== a)?.handle || 0;
+  const pair = rows.filter((p) => p.event !== 'received' && ((p.device === a && (peerOf(p) === b || !peerOf(p))) || (p.device === b && (peerOf(p) === a || !peerOf(p)))));
+  const idx = Math.max(0, pair.indexOf(anchor));
+  const win = pair.slice(Math.max(0, Math.min(idx - 15, pair.length - 30)), Math.max(idx + 15, 30));
+  const W = 620; const xa = 120; const xb = W - 120; const dy = 26; const top = 40;
+  const H = top + win.length * dy + 20;
+  const name = (d: number) => devices.find((x) => x.handle === d)?.name ?? `device ${d || '?'}`;
+  return (
+    <svg className="ladder" data-testid="ladder" viewBox={`0 0 ${W} ${H}`} width="100%" style={{ maxWidth: W }} role="img" aria-label={`sequence diagram ${name(a)} and ${name(b)}`}>
+      <defs>
+        <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" className="arrowhead" /></marker>
+      </defs>
+      <text x={xa} y={18} textAnchor="middle" className="lad-end">{name(a)}</text>
+      <text x={xb} y={18} textAnchor="middle" className="lad-end">{name(b)}</text>
+      <line x1={xa} y1={top - 14} x2={xa} y2={H - 6} className="lad-life" />
+      <line x1={xb} y1={top - 14} x2={xb} y2={H - 6} className="lad-life" />
+      {win.map((p, i) => {
+        const y = top + i * dy;
+        const fromA = p.device === a;
+        const x0 = fromA ? xa : xb; const x1full = fromA ? xb : xa;
+        const x1 = p.event === 'dropped' ? (x0 + x1full) / 2 : x1full;
+        const cls = `lad-pkt ${p.nak ? 'nak' : p.syndrome !== null ? 'ack' : 'req'} ${p === anchor ? 'focus' : ''}`;
+        const label = `${p.opName.replace(/^(RC|UC|UD) /, '')} PSN ${p.psn}${p.synText ? ` · ${p.synText}` : ''}`;
+        return (
+          <g key={p.id} className={cls} data-testid="ladder-arrow">
+            <line x1={x0} y1={y} x2={x1} y2={y + dy * 0.6} markerEnd={p.event === 'dropped' ? undefined : 'url(#arrow)'} />
+            {p.event === 'dropped' && <text x={x1} y={y + dy * 0.6 + 4} textAnchor="middle" className="lad-x">✕</text>}
+            <text x={(xa + xb) / 2} y={y + dy * 0.3 - 2} textAnchor="middle" className="lad-label">{label}</text>
+            <text x={fromA ? xa - 8 : xb + 8} y={y + 4} textAnchor={fromA ? 'end' : 'start'} className="lad-t">{fmtT(p.t)}</text>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
+export function WirePanel() {
+  useConsole((s) => s.versions.wire);
+  useConsole((s) => s.versions.queues);
+  const model = useModel();
+  const selectedId = useConsole((s) => s.selectedPacket);
+  const select = useConsole((s) => s.selectPacket);
+  const savePcap = useConsole((s) => s.savePcap);
+  const [follow, setFollow] = useState(true);
+  const [showRecv, setShowRecv] = useState(false);
+  const [saved, setSaved] = useState('');
+  const all = model.wire.rows;
+  const rows = showRecv ? all : all.filter((p) => p.event !== 'received');
+  const selIdx = selectedId === null ? null : rows.findIndex((p) => p.id === selectedId);
+  const sel = selIdx !== null && selIdx >= 0 ? rows[selIdx] : undefined;
+  const onSave = async () => {
+    const bytes = await savePcap();
+    if (!bytes) return;
+    const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/vnd.tcpdump.pcap' }));
+    const a = document.createElement('a'); a.href = url; a.download = 'verbslab.pcap'; document.body.appendChild(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    setSaved(`saved verbslab.pcap (${bytes.length} bytes)`);
+  };
+  return (
+    <div className="stack">
+      <Section title={`Packets (${rows.length.toLocaleString()})`} testid="wire-section" actions={<>
+        <label className="small"><input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> follow</label>
+        <label className="small"><input type="checkbox" checked={showRecv} onChange={(e) => setShowRecv(e.target.checked)} /> show receive events</label>
+        <button type="button" data-testid="save-pcap" onClick={() => void onSave()}>Save pcap</button>
+        <span className="muted small" data-testid="pcap-saved">{saved}</span>
+      </>}>
+        <ErrorMessage form="pcap.get" />
+        {rows.length === 0 ? <p className="muted" data-testid="no-packets">No packets yet: post a send and run the engine.</p>
+          : <PacketList rows={rows} selected={selIdx} onSelect={(i) => { setFollow(false); select(rows[i]?.id ?? null); }} follow={follow} />}
+      </Section>
+      <div className="row">
+        <Section title="Decoded headers"><Decoded p={sel} /></Section>
+        <Section title="Sequence diagram" testid="ladder-section"><Ladder rows={all} focus={sel} /></Section>
+      </div>
+    </div>
+  );
+}

@@ -284,7 +284,7 @@ export class WireLog {
       dstQpn: num(bth, 'destQp', 'dstQpn', 'dqpn') ?? 0,
       opcode, opName: str(p, 'opcodeName', 'opName', 'name') ?? bthOpcodeName(opcode),
       psn: num(bth, 'psn') ?? 0, ackReq: bool(bth, 'ackReq', 'a') ?? false,
-      syndrome: syn ?? null, synText: syn === undefined ? '' : (str(p, 'syndromeText') ?? syndromeText(syn)),
+      syndrome: syn ?? null, synText: syn === undefined ? '' : (str(aeth, 'text') ?? syndromeText(syn)),
       nak: syn !== undefined && isNak(syn),
       length: num(p, 'length', 'len', 'size') ?? hexStr.length / 2,
       fields, hex: hexStr, text: e.text ?? '',
