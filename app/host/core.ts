@@ -1,0 +1,137 @@
+// The backend host's logic, independent of how messages arrive (Node IPC from the browser-mode server,
+// MessagePorts from Electron, or direct calls in tests): validate -> execute -> journal -> reply, batch
+// events to every client, replay the journal on start, drive the engine when autorun is on.
+import type { Command, FromHost, Reply } from '../protocol/index.ts';
+import { parseToHost } from '../protocol/index.ts';
+import type { ExecResult, Executor } from './api.ts';
+import { EventBatcher } from './batcher.ts';
+import type { BatcherOptions } from './batcher.ts';
+import { Journal, READ_ONLY } from './journal.ts';
+
+/** The executor features the host needs beyond the Executor contract (NativeExecutor has them). */
+export interface HostExecutor extends Executor {
+  autorun: { on: boolean; stepsPerSecond: number };
+  takeDropped?(): number;
+}
+
+export interface HostOptions {
+  sessionDir: string;
+  /** profile of the device created in a fresh session (empty journal); null = none */
+  defaultDevice?: string | null;
+  batcher?: BatcherOptions;
+  /** autorun tick; injectable for tests */
+  autorunTickMs?: number;
+}
+
+export interface ReplayReport { entries: number; failed: { n: number; cmd: string; error: string }[]; skipped: { line: number; reason: string }[] }
+
+export class HostCore {
+  readonly journal: Journal;
+  readonly batcher: EventBatcher;
+  private clients = new Map<number, (msg: FromHost) => void>();
+  private nextClient = 1;
+  private autorunTimer: ReturnType<typeof setInterval> | null = null;
+  private autorunCarry = 0;
+  private autorunLast = 0;
+  replay: ReplayReport = { entries: 0, failed: [], skipped: [] };
+
+  constructor(readonly executor: HostExecutor, private readonly opts: HostOptions) {
+    this.journal = new Journal(opts.sessionDir);
+    this.batcher = new EventBatcher((b) => this.broadcast(b), opts.batcher);
+  }
+
+  /** Replay the journal (or create the default device in a fresh session). Call once after construction. */
+  start(): ReplayReport {
+    const read = this.journal.read();
+    const report: ReplayReport = { entries: read.entries.length, failed: [], skipped: read.skipped };
+    for (const line of read.entries) {
+      const r = this.executor.exec(line.command);
+      if (!r.ok) report.failed.push({ n: line.n, cmd: line.command.cmd, error: `${r.error.code}: ${r.error.message}` });
+    }
+    if (read.entries.length === 0 && this.opts.defaultDevice) {
+      this.execute({ cmd: 'device.create', args: { profile: this.opts.defaultDevice } });
+    }
+    this.pumpEvents();
+    this.syncAutorun();
+    this.replay = report;
+    return report;
+  }
+
+  addClient(send: (msg: FromHost) => void): number {
+    const id = this.nextClient++;
+    this.clients.set(id, send);
+    return id;
+  }
+  removeClient(id: number): void { this.clients.delete(id); }
+  broadcast(msg: FromHost): void { for (const send of this.clients.values()) send(msg); }
+
+  /** Execute a validated command, journal it when it succeeded and changes state, queue its events. */
+  execute(command: Command): ExecResult {
+    if (command.cmd === 'journal.get') {
+      const { entries, skipped } = this.journal.read();
+      return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries: entries.map((e) => e.command), skipped } };
+    }
+    const r = this.executor.exec(command);
+    if (r.ok && !READ_ONLY.has(command.cmd)) {
+      if (command.cmd === 'session.reset') { this.journal.truncate(); this.batcher.clear(); }
+      this.journal.append(command);
+    }
+    this.pumpEvents();
+    if (command.cmd === 'engine.autorun' || command.cmd === 'session.reset') this.syncAutorun();
+    return r;
+  }
+
+  /** Handle one raw message from a client (string or object); the reply goes back through `reply`. */
+  handle(raw: unknown, reply: (msg: Reply) => void): void {
+    const parsed = parseToHost(raw);
+    if (!parsed.ok) { reply(parsed.reply); return; }
+    const msg = parsed.msg;
+    if (msg.type === 'control') {
+      reply({ type: 'reply', id: null, ok: false, error: { code: 'EOPNOTSUPP', message: `control "${msg.action}" is handled by the shell (server or Electron main), not the backend host` } });
+      return;
+    }
+    const r = this.execute(msg.command);
+    reply(r.ok ? { type: 'reply', id: msg.id, ok: true, result: r.result } : { type: 'reply', id: msg.id, ok: false, error: r.error });
+  }
+
+  pumpEvents(): void {
+    const evs = this.executor.drainEvents();
+    const dropped = this.executor.takeDropped?.() ?? 0;
+    if (evs.length || dropped) this.batcher.push(evs, dropped);
+  }
+
+  private syncAutorun(): void {
+    const { on, stepsPerSecond } = this.executor.autorun;
+    if (!on) {
+      if (this.autorunTimer) clearInterval(this.autorunTimer);
+      this.autorunTimer = null;
+      return;
+    }
+    if (this.autorunTimer) return;
+    const tick = this.opts.autorunTickMs ?? 16;
+    this.autorunLast = performance.now();
+    this.autorunCarry = 0;
+    this.autorunTimer = setInterval(() => {
+      const now = performance.now();
+      const budget = this.executor.autorun.stepsPerSecond * (now - this.autorunLast) / 1000 + this.autorunCarry;
+      this.autorunLast = now;
+      const count = Math.min(100_000, Math.floor(budget));
+      this.autorunCarry = Math.min(budget - count, stepsPerSecond);
+      if (count < 1) return;
+      // journaled like any command (only when the engine did something) so replay reproduces it
+      const r = this.executor.exec({ cmd: 'engine.step', args: { count } });
+      if (r.ok && (r.result as { steps: number }).steps > 0) {
+        this.journal.append({ cmd: 'engine.step', args: { count: (r.result as { steps: number }).steps } });
+      }
+      this.pumpEvents();
+    }, tick);
+  }
+
+  close(): void {
+    if (this.autorunTimer) clearInterval(this.autorunTimer);
+    this.autorunTimer = null;
+    this.batcher.flushNow();
+    this.batcher.close();
+    this.executor.close();
+  }
+}

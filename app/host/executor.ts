@@ -1,0 +1,427 @@
+// The Executor over the native addon: maps every protocol Command to vl::Session calls.
+// Enum names become numeric values through app/protocol/enums.ts; results carry both the numbers and the
+// rdma-core names; native errors (errno + a message naming the field/rule) come back as values, including the
+// core's honest "ENOSYS not built yet".
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Command, CommandArgs, DeviceEvent, ErrorInfo } from '../protocol/index.ts';
+import {
+  Access, AtomicCap, DeviceCap, EventType, Mtu, MwType, QpAttrMask, QpState, QpType, SendFlag, WcOpcode, WcStatus,
+  WrOpcode, flagsOf, namesOf,
+} from '../protocol/index.ts';
+import type { ExecResult, Executor, ExecutorOptions } from './api.ts';
+import type {
+  NDevice, NEvent, NMr, NMw, NPost, NProfile, NQp, NQpAttr, NRecvWr, NResult, NSendWr, NStatus, NWc, NativeAddon,
+  NativeSession, U64,
+} from './native.ts';
+import { loadAddon } from './native.ts';
+
+const ERRNO_NAMES = new Map<number, string>();
+for (const [name, value] of Object.entries(os.constants.errno)) {
+  // Linux has EOPNOTSUPP == ENOTSUP (95) and EWOULDBLOCK == EAGAIN; prefer the names rdma-core uses.
+  if (!ERRNO_NAMES.has(value) || name === 'EOPNOTSUPP' || name === 'EAGAIN') ERRNO_NAMES.set(value, name);
+}
+export function errnoName(err: number): string {
+  return ERRNO_NAMES.get(Math.abs(err)) ?? `E${Math.abs(err)}`;
+}
+
+const IBV_REREG_MR_CHANGE_TRANSLATION = 1;
+const IBV_REREG_MR_CHANGE_PD = 2;
+const IBV_REREG_MR_CHANGE_ACCESS = 4;
+
+export interface TrackedObject { handle: number; kind: string; device: number }
+export interface ExecutorExtra extends ExecutorOptions { addon?: NativeAddon; maxPendingEvents?: number }
+
+type Ok = { ok: true; result: unknown };
+const ok = (result: unknown): Ok => ({ ok: true, result });
+const fail = (code: string, message: string, field?: string): ExecResult => ({ ok: false, error: { code, message, ...(field ? { field } : {}) } });
+
+function u64n(v: U64): number { return typeof v === 'number' ? v : Number(BigInt(v)); }
+
+export function profileOut(p: NProfile) {
+  const caps = typeof p.deviceCapFlags === 'number' ? p.deviceCapFlags : Number(BigInt(p.deviceCapFlags) & 0xffffffffn);
+  return {
+    ...p,
+    deviceCapNames: namesOf(DeviceCap, caps),
+    atomicCapName: AtomicCap.name(p.atomicCap),
+    activeMtuName: Mtu.name(p.activeMtu),
+  };
+}
+export function deviceOut(d: NDevice) {
+  return { ...d, device: d.handle, profile: profileOut(d.profile), portStateName: d.portState === 4 ? 'IBV_PORT_ACTIVE' : `port state ${d.portState}` };
+}
+export function mrOut(m: NMr) { return { ...m, mr: m.handle, accessNames: namesOf(Access, m.access) }; }
+export function mwOut(w: NMw) { return { ...w, mw: w.handle, typeName: MwType.name(w.type), accessNames: namesOf(Access, w.access) }; }
+export function wcOut(w: NWc) {
+  return {
+    ...w, statusName: WcStatus.name(w.status), opcodeName: WcOpcode.name(w.opcode),
+    wcFlagsNames: [...(w.wcFlags & 2 ? ['IBV_WC_WITH_IMM'] : []), ...(w.wcFlags & 8 ? ['IBV_WC_WITH_INV'] : [])],
+  };
+}
+export function qpOut(q: NQp) {
+  return {
+    ...q, qp: q.handle,
+    init: { ...q.init, qpTypeName: QpType.name(q.init.qpType) },
+    attr: {
+      ...q.attr, qpStateName: QpState.name(q.attr.qpState), curQpStateName: QpState.name(q.attr.curQpState),
+      pathMtuName: Mtu.name(q.attr.pathMtu), qpAccessFlagsNames: namesOf(Access, q.attr.qpAccessFlags),
+    },
+  };
+}
+export function eventOut(e: NEvent): DeviceEvent {
+  const ev: DeviceEvent = {
+    seq: u64n(e.seq), t: u64n(e.t), kind: e.kind, device: e.device, obj: e.obj, objKind: e.objKind,
+    // a..d stay lossless: numbers up to 2^53-1, "0x.." strings above (atomic operands can be that large)
+    a: e.a as number, b: e.b as number, c: e.c as number, d: e.d as number,
+  };
+  if (e.text !== undefined) ev.text = e.text;
+  if (e.ok !== undefined) ev.ok = e.ok;
+  if (e.pkt) ev.pkt = e.pkt;
+  if (e.wc) ev.wc = wcOut(e.wc);
+  if (e.kind === 'AsyncEvent') ev.text = ev.text ?? EventType.name(Number(e.a));
+  return ev;
+}
+
+export class NativeExecutor implements Executor {
+  readonly addon: NativeAddon;
+  private s: NativeSession;
+  private seed: number;
+  private pending: DeviceEvent[] = [];
+  private droppedEvents = 0;
+  private readonly maxPending: number;
+  private objects = new Map<number, TrackedObject>();
+  /** engine.autorun state; the backend host runs the timer */
+  autorun = { on: false, stepsPerSecond: 1000 };
+  /** bumped by session.reset so clients can drop what they drew */
+  epoch = 0;
+
+  constructor(opts: ExecutorExtra = {}) {
+    this.addon = opts.addon ?? loadAddon();
+    this.seed = opts.seed ?? 1;
+    this.maxPending = opts.maxPendingEvents ?? 200_000;
+    this.s = new this.addon.Session(this.seed);
+  }
+
+  get native(): NativeSession { return this.s; }
+
+  /** Number of events dropped because nobody drained them (oldest first); reset by takeDropped(). */
+  takeDropped(): number { const d = this.droppedEvents; this.droppedEvents = 0; return d; }
+
+  /** Objects alive in the session (from ObjectCreated/ObjectDestroyed events), for session.info. */
+  liveObjects(): TrackedObject[] { return [...this.objects.values()].sort((a, b) => a.handle - b.handle); }
+
+  exec(command: Command): ExecResult {
+    try {
+      const r = this.dispatch(command);
+      this.collect();
+      return r;
+    } catch (e) {
+      this.collect();
+      return fail('INTERNAL', `${command.cmd}: ${(e as Error).message}`);
+    }
+  }
+
+  drainEvents(max = Infinity): DeviceEvent[] {
+    this.collect();
+    if (max >= this.pending.length) { const all = this.pending; this.pending = []; return all; }
+    return this.pending.splice(0, max);
+  }
+
+  /** Move native events into the pending queue and keep the object table current. */
+  collect(): void {
+    const evs = this.s.drain_events();
+    for (const e of evs) {
+      if (e.kind === 'ObjectCreated') this.objects.set(e.obj, { handle: e.obj, kind: e.objKind, device: e.device });
+      else if (e.kind === 'ObjectDestroyed') this.objects.delete(e.obj);
+      this.pending.push(eventOut(e));
+    }
+    if (this.pending.length > this.maxPending) {
+      const drop = this.pending.length - this.maxPending;
+      this.pending.splice(0, drop);
+      this.droppedEvents += drop;
+    }
+  }
+
+  pcap(): Uint8Array {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-pcap-'));
+    const file = path.join(dir, 'session.pcap');
+    try {
+      const st = this.s.write_pcap(file);
+      if (st.err) throw new Error(`${errnoName(st.err)}: ${st.msg}`);
+      return new Uint8Array(fs.readFileSync(file));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  close(): void { this.s.close(); }
+
+  // ------------------------------------------------------------------ helpers
+  private st(s: NStatus, result: unknown = {}, field?: string): ExecResult {
+    return s.err ? fail(errnoName(s.err), s.msg || `${errnoName(s.err)}`, field) : ok(result);
+  }
+  private res<T>(r: NResult<T>, map: (v: T) => unknown, field?: string): ExecResult {
+    return r.err ? fail(errnoName(r.err), r.msg || `${errnoName(r.err)}`, field) : ok(map(r.value as T));
+  }
+  private post(r: NPost, n: number): ExecResult {
+    if (!r.err) return ok({ posted: n });
+    const at = r.badWr < n ? r.badWr : undefined;
+    return {
+      ok: false,
+      error: { code: errnoName(r.err), message: `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, ...(at !== undefined ? { field: `args.wrs.${at}` } : {}) },
+    };
+  }
+  private deviceInfo(h: number): NDevice | undefined { return this.s.devices().find((d) => d.handle === h); }
+
+  private sendWr(w: CommandArgs<'post.send'>['wrs'][number]): NSendWr {
+    const out: NSendWr = {
+      wrId: w.wrId, opcode: WrOpcode.values[w.opcode], sendFlags: flagsOf(SendFlag, w.sendFlags),
+      sgList: w.sgList,
+    };
+    if (w.inlineData !== undefined) out.inlineData = Buffer.from(w.inlineData, 'hex');
+    // IBV_WR_SEND_WITH_INV and IBV_WR_LOCAL_INV carry the key in imm_data's union slot (invalidate_rkey)
+    if (w.immData !== undefined) out.immData = w.immData;
+    if (w.invalidateRkey !== undefined) out.immData = w.invalidateRkey;
+    const copy = ['remoteAddr', 'rkey', 'compareAdd', 'swap', 'ah', 'remoteQpn', 'remoteQkey', 'mw', 'bindRkey', 'bindMr',
+      'bindAddr', 'bindLength', 'regMr', 'regKey'] as const;
+    for (const k of copy) if (w[k] !== undefined) (out as unknown as Record<string, unknown>)[k] = w[k];
+    if (w.bindAccess) out.bindAccess = flagsOf(Access, w.bindAccess);
+    if (w.regAccess) out.regAccess = flagsOf(Access, w.regAccess);
+    return out;
+  }
+  private recvWr(w: { wrId: number | string; sgList: { addr: number; length: number; lkey: number }[] }): NRecvWr {
+    return { wrId: w.wrId, sgList: w.sgList };
+  }
+
+  /** Address vector for a peer device: the GID at sgidIndex of the destination device's port 1. */
+  private dgidOf(destDevice: number, sgidIndex: number): Uint8Array | undefined {
+    const d = this.deviceInfo(destDevice);
+    const g = d?.gids.find((x) => x.index === sgidIndex);
+    return g ? Buffer.from(g.gid.replace(/:/g, ''), 'hex') : undefined;
+  }
+  /** The RoCE v2 GID index (rc_pingpong -g): first GID of type "RoCE v2", else 0. */
+  private roceV2Index(dev: number): number {
+    const d = this.deviceInfo(dev);
+    return d?.gids.find((g) => /v2/i.test(g.type))?.index ?? 0;
+  }
+
+  private qpAttr(a: CommandArgs<'qp.modify'>['attr']): NQpAttr {
+    const out: NQpAttr = {};
+    if (a.qpState !== undefined) out.qpState = QpState.values[a.qpState];
+    if (a.pathMtu !== undefined) out.pathMtu = Mtu.values[a.pathMtu];
+    if (a.qpAccessFlags !== undefined) out.qpAccessFlags = flagsOf(Access, a.qpAccessFlags);
+    const copy = ['qkey', 'rqPsn', 'sqPsn', 'destQpNum', 'destDevice', 'sgidIndex', 'pkeyIndex', 'portNum', 'maxRdAtomic',
+      'maxDestRdAtomic', 'minRnrTimer', 'timeout', 'retryCnt', 'rnrRetry'] as const;
+    for (const k of copy) if (a[k] !== undefined) (out as unknown as Record<string, unknown>)[k] = a[k];
+    if (a.destDevice !== undefined) {
+      const g = this.dgidOf(a.destDevice, a.sgidIndex ?? 0);
+      if (g) out.dgid = g;
+    }
+    return out;
+  }
+
+  /** qp.connect: RESET->INIT->RTR->RTS on both QPs with rc_pingpong's attributes. */
+  private connect(a: CommandArgs<'qp.connect'>): ExecResult {
+    const q1 = this.s.query_qp(a.qp);
+    if (!q1) return fail('ENOENT', `args.qp: no QP with handle ${a.qp}`, 'args.qp');
+    const q2 = this.s.query_qp(a.peer);
+    if (!q2) return fail('ENOENT', `args.peer: no QP with handle ${a.peer}`, 'args.peer');
+    const pairs: [NQp, NQp][] = a.qp === a.peer ? [[q1, q1]] : [[q1, q2], [q2, q1]];
+    const access = flagsOf(Access, a.access);
+    const mtu = Mtu.values[a.pathMtu];
+    const M = QpAttrMask.values;
+    const PSN = 0; // rc_pingpong draws a random PSN; the lab uses 0 so recorded sessions are reproducible
+    const steps: { state: string; attr: (me: NQp, peer: NQp) => NQpAttr; mask: (t: number) => number }[] = [
+      {
+        state: 'IBV_QPS_INIT',
+        attr: (me) => (me.init.qpType === QpType.values.IBV_QPT_UD
+          ? { qpState: QpState.values.IBV_QPS_INIT, pkeyIndex: 0, portNum: 1, qkey: 0x11111111 }
+          : { qpState: QpState.values.IBV_QPS_INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: access }),
+        mask: (t) => M.IBV_QP_STATE | M.IBV_QP_PKEY_INDEX | M.IBV_QP_PORT | (t === QpType.values.IBV_QPT_UD ? M.IBV_QP_QKEY : M.IBV_QP_ACCESS_FLAGS),
+      },
+      {
+        state: 'IBV_QPS_RTR',
+        attr: (me, peer) => {
+          if (me.init.qpType === QpType.values.IBV_QPT_UD) return { qpState: QpState.values.IBV_QPS_RTR };
+          const sgid = this.roceV2Index(peer.device);
+          const dgid = this.dgidOf(peer.device, sgid);
+          return {
+            qpState: QpState.values.IBV_QPS_RTR, pathMtu: mtu, destQpNum: peer.qpNum, rqPsn: PSN,
+            maxDestRdAtomic: 1, minRnrTimer: 12, destDevice: peer.device, sgidIndex: this.roceV2Index(me.device),
+            portNum: 1, ...(dgid ? { dgid } : {}),
+          };
+        },
+        mask: (t) => M.IBV_QP_STATE | (t === QpType.values.IBV_QPT_UD ? 0
+          : M.IBV_QP_AV | M.IBV_QP_PATH_MTU | M.IBV_QP_DEST_QPN | M.IBV_QP_RQ_PSN
+            | (t === QpType.values.IBV_QPT_RC ? M.IBV_QP_MAX_DEST_RD_ATOMIC | M.IBV_QP_MIN_RNR_TIMER : 0)),
+      },
+      {
+        state: 'IBV_QPS_RTS',
+        attr: () => ({ qpState: QpState.values.IBV_QPS_RTS, sqPsn: PSN, timeout: 14, retryCnt: 7, rnrRetry: 7, maxRdAtomic: 1 }),
+        mask: (t) => M.IBV_QP_STATE | M.IBV_QP_SQ_PSN
+          | (t === QpType.values.IBV_QPT_RC ? M.IBV_QP_TIMEOUT | M.IBV_QP_RETRY_CNT | M.IBV_QP_RNR_RETRY | M.IBV_QP_MAX_QP_RD_ATOMIC : 0),
+      },
+    ];
+    const transitions: { qp: number; to: string }[] = [];
+    for (const step of steps) {
+      for (const [me, peer] of pairs) {
+        const st = this.s.modify_qp(me.handle, step.attr(me, peer), step.mask(me.init.qpType));
+        if (st.err) {
+          const which = me.handle === a.qp ? 'args.qp' : 'args.peer';
+          return fail(errnoName(st.err), `${which}: modify to ${step.state} failed: ${st.msg}`, which);
+        }
+        transitions.push({ qp: me.handle, to: step.state });
+      }
+    }
+    const after = pairs.map(([me]) => this.s.query_qp(me.handle)).filter((q): q is NQp => !!q).map(qpOut);
+    return ok({ transitions, qps: after });
+  }
+
+  private dispatch(c: Command): ExecResult {
+    const s = this.s;
+    switch (c.cmd) {
+      case 'session.info':
+        return ok({
+          seed: this.seed, epoch: this.epoch, nowNs: s.now_ns(), napiVersion: this.addon.napiVersion,
+          profiles: this.addon.Session.profiles().map((p) => p.name), objects: this.liveObjects(),
+          autorun: this.autorun,
+        });
+      case 'session.reset': {
+        s.close();
+        this.seed = c.args.seed ?? this.seed;
+        this.s = new this.addon.Session(this.seed);
+        this.pending = []; this.objects.clear(); this.epoch++;
+        this.autorun = { on: false, stepsPerSecond: this.autorun.stepsPerSecond };
+        return ok({ seed: this.seed, epoch: this.epoch });
+      }
+      case 'device.list':
+        return ok({ devices: s.devices().map(deviceOut), profiles: this.addon.Session.profiles().map(profileOut) });
+      case 'device.create': {
+        const known = this.addon.Session.profiles().map((p) => p.name);
+        if (!known.includes(c.args.profile)) return fail('EINVAL', `args.profile: unknown profile "${c.args.profile}" (known: ${known.join(', ')})`, 'args.profile');
+        const r = s.create_device(c.args.profile, c.args.name ?? '');
+        if (r.err) return this.res(r, () => null);
+        const d = this.deviceInfo(r.value as number);
+        return ok(d ? deviceOut(d) : { device: r.value });
+      }
+      case 'device.destroy': return this.st(s.destroy_device(c.args.device), { device: c.args.device });
+      case 'pd.alloc': return this.res(s.alloc_pd(c.args.device), (pd) => ({ pd, device: c.args.device }));
+      case 'pd.dealloc': return this.st(s.dealloc_pd(c.args.pd), { pd: c.args.pd });
+      case 'buffer.alloc': return this.res(s.alloc_buffer(c.args.length), (b) => ({ buffer: b.handle, addr: b.addr, length: b.length }));
+      case 'buffer.free': return this.st(s.free_buffer(c.args.buffer), { buffer: c.args.buffer });
+      case 'memory.write': {
+        const { data, fill } = c.args;
+        if ((data === undefined) === (fill === undefined)) return fail('EINVAL', 'args.data: give exactly one of "data" (hex) or "fill"', 'args.data');
+        const bytes = data !== undefined ? Buffer.from(data, 'hex') : Buffer.alloc(fill!.length, fill!.byte);
+        return this.st(s.write_memory(c.args.addr, bytes), { addr: c.args.addr, written: bytes.length });
+      }
+      case 'memory.read':
+        return this.res(s.read_memory(c.args.addr, c.args.length), (b) => ({ addr: c.args.addr, length: b.length, hex: b.toString('hex') }));
+      case 'mr.reg':
+        return this.res(s.reg_mr(c.args.pd, c.args.addr, c.args.length, flagsOf(Access, c.args.access), c.args.iova), mrOut);
+      case 'mr.rereg': {
+        const a = c.args;
+        let flags = 0;
+        if (a.addr !== undefined || a.length !== undefined) flags |= IBV_REREG_MR_CHANGE_TRANSLATION;
+        if (a.pd !== undefined) flags |= IBV_REREG_MR_CHANGE_PD;
+        if (a.access !== undefined) flags |= IBV_REREG_MR_CHANGE_ACCESS;
+        if (!flags) return fail('EINVAL', 'args: give at least one of pd, addr/length or access to change', 'args');
+        const cur = s.mr_info(a.mr);
+        if (!cur) return fail('ENOENT', `args.mr: no MR with handle ${a.mr}`, 'args.mr');
+        return this.res(s.rereg_mr(a.mr, flags, a.pd ?? cur.pd, a.addr ?? cur.addr, a.length ?? cur.length,
+          a.access !== undefined ? flagsOf(Access, a.access) : cur.access), mrOut);
+      }
+      case 'mr.dereg': return this.st(s.dereg_mr(c.args.mr), { mr: c.args.mr });
+      case 'mr.alloc': return this.res(s.alloc_mr(c.args.pd, c.args.maxNumSg, c.args.indirect), mrOut);
+      case 'mr.map_sg': {
+        const r = s.map_mr_sg(c.args.mr, c.args.sgList, c.args.pageSize);
+        if (r.err) return this.res(r, () => null);
+        const info = s.mr_info(c.args.mr);
+        return ok({ mapped: r.value, of: c.args.sgList.length, mrInfo: info ? mrOut(info) : null });
+      }
+      case 'mw.alloc': return this.res(s.alloc_mw(c.args.pd, MwType.values[c.args.type]), mwOut);
+      case 'mw.dealloc': return this.st(s.dealloc_mw(c.args.mw), { mw: c.args.mw });
+      case 'mw.bind': {
+        const a = c.args;
+        return this.res(s.bind_mw(a.qp, a.mw, a.wrId, flagsOf(SendFlag, a.sendFlags), a.mr, a.addr, a.length, flagsOf(Access, a.access)),
+          (rkey) => ({ mw: a.mw, rkey }));
+      }
+      case 'cq.create': return this.res(s.create_cq(c.args.device, c.args.cqe, c.args.channel), (cq) => ({ cq, device: c.args.device, cqe: c.args.cqe, channel: c.args.channel }));
+      case 'cq.destroy': return this.st(s.destroy_cq(c.args.cq), { cq: c.args.cq });
+      case 'cq.req_notify':
+        if (c.args.reportMissedEvents) {
+          return this.res(s.req_notify_cq_report_missed(c.args.cq, c.args.solicitedOnly), (missed) => ({ cq: c.args.cq, missedEvents: missed }));
+        }
+        return this.st(s.req_notify_cq(c.args.cq, c.args.solicitedOnly), { cq: c.args.cq });
+      case 'cq.poll': return ok({ cq: c.args.cq, wcs: s.poll_cq(c.args.cq, c.args.max).map(wcOut) });
+      case 'cq.get_event': return this.res(s.get_cq_event(c.args.device), (cq) => ({ cq }));
+      case 'cq.ack_events': return this.st(s.ack_cq_events(c.args.cq, c.args.n), { cq: c.args.cq, acked: c.args.n });
+      case 'srq.create': return this.res(s.create_srq(c.args.pd, c.args.maxWr, c.args.maxSge, c.args.srqLimit), (srq) => ({ srq }));
+      case 'srq.modify': return this.st(s.modify_srq(c.args.srq, c.args.srqLimit), { srq: c.args.srq });
+      case 'srq.destroy': return this.st(s.destroy_srq(c.args.srq), { srq: c.args.srq });
+      case 'srq.post_recv': return this.post(s.post_srq_recv(c.args.srq, c.args.wrs.map((w) => this.recvWr(w))), c.args.wrs.length);
+      case 'qp.create': {
+        const a = c.args;
+        return this.res(s.create_qp(a.pd, {
+          sendCq: a.sendCq, recvCq: a.recvCq, srq: a.srq ?? 0, qpType: QpType.values[a.qpType], sqSigAll: a.sqSigAll, cap: a.cap,
+        }), qpOut);
+      }
+      case 'qp.modify': {
+        const st = s.modify_qp(c.args.qp, this.qpAttr(c.args.attr), flagsOf(QpAttrMask, c.args.mask));
+        if (st.err) return this.st(st);
+        const q = s.query_qp(c.args.qp);
+        return ok(q ? qpOut(q) : { qp: c.args.qp });
+      }
+      case 'qp.query': {
+        const q = s.query_qp(c.args.qp);
+        return q ? ok(qpOut(q)) : fail('ENOENT', `args.qp: no QP with handle ${c.args.qp}`, 'args.qp');
+      }
+      case 'qp.destroy': return this.st(s.destroy_qp(c.args.qp), { qp: c.args.qp });
+      case 'qp.connect': return this.connect(c.args);
+      case 'ah.create': return this.res(s.create_ah(c.args.pd, c.args.destDevice, c.args.sgidIndex), (ah) => ({ ah }));
+      case 'post.send': return this.post(s.post_send(c.args.qp, c.args.wrs.map((w) => this.sendWr(w))), c.args.wrs.length);
+      case 'post.recv': return this.post(s.post_recv(c.args.qp, c.args.wrs.map((w) => this.recvWr(w))), c.args.wrs.length);
+      case 'engine.step': {
+        let steps = 0;
+        let idle = false;
+        while (steps < c.args.count) {
+          if (!s.step()) { idle = true; break; }
+          steps++;
+        }
+        return ok({ steps, idle, nowNs: s.now_ns() });
+      }
+      case 'engine.run': {
+        const steps = s.run(c.args.maxSteps);
+        return ok({ steps, nowNs: s.now_ns() });
+      }
+      case 'engine.faults':
+        s.set_faults(c.args);
+        return ok({ faults: c.args });
+      case 'engine.autorun':
+        this.autorun = { on: c.args.on, stepsPerSecond: c.args.stepsPerSecond };
+        return ok({ autorun: this.autorun });
+      case 'pcap.get': {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-pcap-'));
+        let bytes: Buffer;
+        try {
+          const st = s.write_pcap(path.join(dir, 'session.pcap'));
+          if (st.err) return this.st(st);
+          bytes = fs.readFileSync(path.join(dir, 'session.pcap'));
+        } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+        return ok({ format: 'pcap', linktype: 'LINKTYPE_ETHERNET', length: bytes.length, base64: Buffer.from(bytes).toString('base64') });
+      }
+      case 'journal.get':
+        return fail('EOPNOTSUPP', 'journal.get is answered by the backend host (this executor has no journal)');
+    }
+    const never: never = c;
+    return fail('BAD_REQUEST', `unknown command ${(never as { cmd: string }).cmd}`, 'command.cmd');
+  }
+}
+
+/** Convenience for runners: an executor with defaults. */
+export function createExecutor(opts: ExecutorExtra = {}): NativeExecutor {
+  return new NativeExecutor(opts);
+}
+
+export type { ErrorInfo };

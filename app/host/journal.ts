@@ -1,0 +1,55 @@
+// The session journal: every successfully executed state-changing command, one JSON line each, appended
+// without fsync (the OS page cache survives a host crash; a torn last line is skipped on replay).
+// It is the scenario being recorded: a restarted host replays it to rebuild the same objects.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from '../protocol/index.ts';
+import type { Command as CommandT } from '../protocol/index.ts';
+
+export const JOURNAL_FILE = 'journal.jsonl';
+
+/** Commands that only read state are not journaled (replaying them changes nothing). */
+export const READ_ONLY = new Set<string>(['session.info', 'device.list', 'qp.query', 'memory.read', 'pcap.get', 'journal.get']);
+
+export interface JournalLine { n: number; command: CommandT }
+export interface JournalRead { entries: JournalLine[]; skipped: { line: number; reason: string }[] }
+
+export class Journal {
+  readonly file: string;
+  private n = 0;
+
+  constructor(readonly dir: string) {
+    fs.mkdirSync(dir, { recursive: true });
+    this.file = path.join(dir, JOURNAL_FILE);
+  }
+
+  get count(): number { return this.n; }
+
+  /** Read and validate every line; broken or invalid lines are reported, not thrown. */
+  read(): JournalRead {
+    const out: JournalRead = { entries: [], skipped: [] };
+    if (!fs.existsSync(this.file)) return out;
+    const lines = fs.readFileSync(this.file, 'utf8').split('\n');
+    lines.forEach((text, i) => {
+      if (!text.trim()) return;
+      let obj: unknown;
+      try { obj = JSON.parse(text); } catch (e) { out.skipped.push({ line: i + 1, reason: `not JSON: ${(e as Error).message}` }); return; }
+      const cmd = Command.safeParse((obj as { command?: unknown })?.command);
+      if (!cmd.success) { out.skipped.push({ line: i + 1, reason: `invalid command: ${cmd.error.issues[0]?.message}` }); return; }
+      out.entries.push({ n: out.entries.length + 1, command: cmd.data });
+    });
+    this.n = out.entries.length;
+    return out;
+  }
+
+  append(command: CommandT): void {
+    this.n++;
+    fs.appendFileSync(this.file, JSON.stringify({ n: this.n, command }) + '\n');
+  }
+
+  /** Start over (session.reset): the journal then holds only what follows. */
+  truncate(): void {
+    fs.writeFileSync(this.file, '');
+    this.n = 0;
+  }
+}

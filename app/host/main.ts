@@ -1,0 +1,90 @@
+// The backend host process: owns the native session. Started by the browser-mode server (child_process.fork,
+// Node IPC) or by Electron's main process (utilityProcess.fork, MessagePorts).
+//
+//   node --import tsx app/host/main.ts [--session-dir DIR] [--seed N] [--default-device rxe|none]
+//
+// Node IPC protocol with the server (app/server):
+//   server -> host  { t: 'msg', conn, data }      data = the client's raw message (string or object)
+//   host -> server  { t: 'out', conn, msg }       conn = null: to every client (event batches)
+//   host -> server  { t: 'ready', pid, journalEntries, replay }
+// Electron: the main process posts { t: 'port' } with one MessagePortMain per renderer connection.
+import path from 'node:path';
+import type { FromHost } from '../protocol/index.ts';
+import { HostCore } from './core.ts';
+import { NativeExecutor } from './executor.ts';
+
+export interface HostArgs { sessionDir: string; seed: number; defaultDevice: string | null }
+
+export function parseHostArgs(argv: string[], cwd = process.cwd()): HostArgs {
+  const args: HostArgs = { sessionDir: path.join(cwd, '.verbslab'), seed: 1, defaultDevice: 'rxe' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => { const v = argv[++i]; if (v === undefined) throw new Error(`${a} needs a value`); return v; };
+    if (a === '--session-dir') args.sessionDir = path.resolve(cwd, val());
+    else if (a === '--seed') args.seed = Number(val());
+    else if (a === '--default-device') { const v = val(); args.defaultDevice = v === 'none' ? null : v; }
+    else throw new Error(`unknown argument ${a}`);
+  }
+  if (process.env.VERBSLAB_SESSION_DIR && !argv.includes('--session-dir')) args.sessionDir = path.resolve(cwd, process.env.VERBSLAB_SESSION_DIR);
+  return args;
+}
+
+// Electron's utility process exposes process.parentPort
+interface ParentPort {
+  on(ev: 'message', fn: (e: { data: unknown; ports: PortLike[] }) => void): void;
+  postMessage(msg: unknown): void;
+}
+interface PortLike {
+  on(ev: 'message', fn: (e: { data: unknown }) => void): void;
+  on(ev: 'close', fn: () => void): void;
+  postMessage(msg: unknown): void;
+  start(): void;
+}
+
+function main(): void {
+  const args = parseHostArgs(process.argv.slice(2));
+  const executor = new NativeExecutor({ seed: args.seed });
+  const core = new HostCore(executor, { sessionDir: args.sessionDir, defaultDevice: args.defaultDevice });
+  const parentPort = (process as unknown as { parentPort?: ParentPort }).parentPort;
+
+  if (parentPort) {
+    // Electron utility process: one MessagePort per renderer
+    parentPort.on('message', (e) => {
+      const d = e.data as { t?: string };
+      if (d?.t !== 'port' || !e.ports?.[0]) return;
+      const port = e.ports[0];
+      const id = core.addClient((msg) => port.postMessage(msg));
+      port.on('message', (m) => core.handle(m.data, (r) => port.postMessage(r)));
+      port.on('close', () => core.removeClient(id));
+      port.start();
+    });
+    const report = core.start();
+    parentPort.postMessage({ t: 'ready', pid: process.pid, journalEntries: core.journal.count, replay: report });
+  } else if (process.send) {
+    const send = (m: unknown) => { if (process.connected) process.send!(m); };
+    const conns = new Map<number, number>();
+    core.addClient((msg: FromHost) => send({ t: 'out', conn: null, msg }));
+    process.on('message', (m: { t?: string; conn?: number; data?: unknown }) => {
+      if (m?.t === 'msg' && typeof m.conn === 'number') {
+        const conn = m.conn;
+        core.handle(m.data, (r) => send({ t: 'out', conn, msg: r }));
+      } else if (m?.t === 'bye' && typeof m.conn === 'number') {
+        conns.delete(m.conn);
+      } else if (m?.t === 'abort') {
+        // deliberate native crash (std::abort in the addon) for the "backend dies" demo
+        executor.addon.abort();
+      }
+    });
+    process.on('disconnect', () => { core.close(); process.exit(0); });
+    const report = core.start();
+    send({ t: 'ready', pid: process.pid, journalEntries: core.journal.count, replay: report });
+  } else {
+    console.error('verbslab host: no parent (start it through the server or Electron)');
+    process.exit(2);
+  }
+  const stop = () => { core.close(); process.exit(0); };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main();

@@ -1,0 +1,135 @@
+// Types of the native addon (native/addon/addon.cpp) and its loader. Only Node processes load it
+// (the backend host, the scenario runner, the CLI); never the renderer.
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** 64-bit values: a number when <= 2^53-1, else a "0x..." hex string. */
+export type U64 = number | string;
+
+export interface NStatus { err: number; msg: string }
+export interface NResult<T> extends NStatus { value?: T }
+export interface NPost extends NStatus { badWr: number }
+
+export interface NProfile {
+  name: string; description: string; transport: string; deviceCapFlags: U64; atomicCap: number;
+  maxQp: number; maxQpWr: number; maxSge: number; maxCq: number; maxCqe: number; maxMr: number; maxPd: number;
+  maxMw: number; maxSrq: number; maxSrqWr: number; maxSrqSge: number; maxQpRdAtom: number; maxQpInitRdAtom: number;
+  maxFastRegPageListLen: number; maxInlineData: number; activeMtu: number; maxMrSize: U64; pageSizeCap: U64;
+  indirectReg: boolean; zeroBasedMr: boolean; readWithInv: boolean; lkeyEqRkey: boolean; keyBytePolicy: string;
+}
+export interface NGid { index: number; gid: string; type: string }
+export interface NDevice { handle: number; name: string; profile: NProfile; nodeGuid: string; gids: NGid[]; portState: number }
+export interface NBuffer { handle: number; addr: U64; length: U64 }
+export interface NSge { addr: U64; length: number; lkey: number }
+export interface NMr {
+  handle: number; pd: number; lkey: number; rkey: number; addr: U64; length: U64; iova: U64; access: number;
+  kind: string; state: string; sg: NSge[];
+}
+export interface NMw { handle: number; pd: number; rkey: number; type: number; state: string; mr: number; qp: number; addr: U64; length: U64; access: number }
+export interface NQpCap { maxSendWr: number; maxRecvWr: number; maxSendSge: number; maxRecvSge: number; maxInlineData: number }
+export interface NQpInit { sendCq: number; recvCq: number; srq?: number; qpType: number; sqSigAll: boolean; cap: NQpCap }
+export interface NQpAttr {
+  qpState?: number; curQpState?: number; pathMtu?: number; qpAccessFlags?: number; qkey?: number; rqPsn?: number; sqPsn?: number;
+  destQpNum?: number; pkeyIndex?: number; portNum?: number; maxRdAtomic?: number; maxDestRdAtomic?: number;
+  minRnrTimer?: number; timeout?: number; retryCnt?: number; rnrRetry?: number; sgidIndex?: number; destDevice?: number;
+  dgid?: Uint8Array;
+}
+export interface NQp {
+  handle: number; qpNum: number; device: number;
+  init: NQpInit & { pd: number; srq: number };
+  attr: Required<Omit<NQpAttr, 'dgid'>> & { dgid: string };
+}
+export interface NWc {
+  wrId: U64; status: number; opcode: number; vendorErr: number; byteLen: number; immData: number; invalidatedRkey: number;
+  qpNum: number; srcQp: number; wcFlags: number; pkeyIndex: number; slid: number; sl: number; dlidPathBits: number;
+}
+export interface NSendWr {
+  wrId?: U64; opcode: number; sendFlags?: number; sgList?: NSge[]; inlineData?: Uint8Array; immData?: number;
+  remoteAddr?: U64; rkey?: number; compareAdd?: U64; swap?: U64; ah?: number; remoteQpn?: number; remoteQkey?: number;
+  mw?: number; bindRkey?: number; bindMr?: number; bindAddr?: U64; bindLength?: U64; bindAccess?: number;
+  regMr?: number; regKey?: number; regAccess?: number;
+}
+export interface NRecvWr { wrId?: U64; sgList?: NSge[] }
+export interface NPacket {
+  len: number; hex: string; error?: string; opcode?: number; opcodeName?: string; psn?: number; destQp?: number;
+  [k: string]: unknown;
+}
+export interface NEvent {
+  seq: U64; t: U64; kind: string; device: number; obj: number; objKind: string; a: U64; b: U64; c: U64; d: U64;
+  text?: string; ok?: boolean; pkt?: NPacket; wc?: NWc;
+}
+export interface NFaults { loss?: number; duplicate?: number; reorder?: number; delay?: number; delayNs?: number }
+
+export interface NativeSession {
+  close(): void;
+  create_device(profile: string, name?: string): NResult<number>;
+  destroy_device(dev: number): NStatus;
+  devices(): NDevice[];
+  alloc_pd(dev: number): NResult<number>;
+  dealloc_pd(pd: number): NStatus;
+  alloc_buffer(length: number): NResult<NBuffer>;
+  free_buffer(buf: number): NStatus;
+  write_memory(addr: U64, data: Uint8Array): NStatus;
+  read_memory(addr: U64, len: number): NResult<Buffer>;
+  reg_mr(pd: number, addr: U64, length: U64, access: number, iova?: U64): NResult<NMr>;
+  rereg_mr(mr: number, flags: number, pd: number, addr: U64, length: U64, access: number): NResult<NMr>;
+  dereg_mr(mr: number): NStatus;
+  alloc_mr(pd: number, maxNumSg: number, indirect: boolean): NResult<NMr>;
+  map_mr_sg(mr: number, sg: NSge[], pageSize: number): NResult<number>;
+  alloc_mw(pd: number, type: number): NResult<NMw>;
+  dealloc_mw(mw: number): NStatus;
+  bind_mw(qp: number, mw: number, wrId: U64, sendFlags: number, mr: number, addr: U64, length: U64, access: number): NResult<number>;
+  mr_info(mr: number): NMr | null;
+  mw_info(mw: number): NMw | null;
+  create_cq(dev: number, cqe: number, withChannel: boolean): NResult<number>;
+  destroy_cq(cq: number): NStatus;
+  req_notify_cq(cq: number, solicitedOnly: boolean): NStatus;
+  req_notify_cq_report_missed(cq: number, solicitedOnly: boolean): NResult<number>;
+  poll_cq(cq: number, max: number): NWc[];
+  get_cq_event(dev: number): NResult<number>;
+  ack_cq_events(cq: number, n: number): NStatus;
+  create_srq(pd: number, maxWr: number, maxSge: number, srqLimit: number): NResult<number>;
+  modify_srq(srq: number, srqLimit: number): NStatus;
+  destroy_srq(srq: number): NStatus;
+  post_srq_recv(srq: number, wrs: NRecvWr[]): NPost;
+  create_qp(pd: number, init: NQpInit): NResult<NQp>;
+  modify_qp(qp: number, attr: NQpAttr, mask: number): NStatus;
+  query_qp(qp: number): NQp | null;
+  destroy_qp(qp: number): NStatus;
+  create_ah(pd: number, destDevice: number, sgidIndex: number): NResult<number>;
+  post_send(qp: number, wrs: NSendWr[]): NPost;
+  post_recv(qp: number, wrs: NRecvWr[]): NPost;
+  set_faults(f: NFaults): void;
+  step(): boolean;
+  run(maxSteps?: number): U64;
+  now_ns(): U64;
+  drain_events(max?: number): NEvent[];
+  set_event_capture(on: boolean): void;
+  write_pcap(path: string): NStatus;
+}
+
+export interface NativeAddon {
+  Session: { new (seed?: number): NativeSession; profiles(): NProfile[] };
+  decodePacket(bytes: Uint8Array): NPacket;
+  /** Deliberate native crash (std::abort) for the "backend dies" demo and tests. */
+  abort(): never;
+  napiVersion: number;
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '..', '..');
+export const defaultAddonPath = path.join(repoRoot, 'build', 'Release', 'verbslab.node');
+
+let cached: NativeAddon | undefined;
+/** Load the addon (VERBSLAB_ADDON overrides the path). Throws a readable error when it is not built. */
+export function loadAddon(file = process.env.VERBSLAB_ADDON || defaultAddonPath): NativeAddon {
+  if (cached) return cached;
+  if (!fs.existsSync(file)) {
+    throw new Error(`native addon not built: ${file} is missing (run: node scripts/build.mjs addon)`);
+  }
+  const require = createRequire(import.meta.url);
+  cached = require(file) as NativeAddon;
+  return cached;
+}

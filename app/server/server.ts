@@ -1,0 +1,298 @@
+// Browser mode: an HTTP server on 127.0.0.1 that serves the built renderer with a strict CSP and relays a
+// token-protected WebSocket (/rpc) to the backend host, which runs as a forked child process.
+// If the host dies the clients get {type:'host', state:'down', reason}; a 'restart-host' control forks a new
+// host, which replays the session journal.
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
+import { Control } from '../protocol/index.ts';
+import type { FromHost, HostStatus, Reply } from '../protocol/index.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '..', '..');
+
+export interface ServerOptions {
+  port?: number;                 // 0 = any free port
+  token?: string;                // default: random per launch
+  staticDir?: string;            // default: dist/renderer
+  sessionDir?: string;           // default: ./.verbslab
+  seed?: number;
+  defaultDevice?: string | null;
+  hostScript?: string;           // default: app/host/main.ts (run through tsx)
+  devOrigins?: string[];         // extra allowed origins (a Vite dev server); default from VERBSLAB_DEV_ORIGINS
+  log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  url: string;                   // http://127.0.0.1:PORT/?token=...
+  port: number;
+  token: string;
+  status(): HostStatus;
+  close(): Promise<void>;
+}
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png',
+  '.ico': 'image/x-icon', '.woff2': 'font/woff2', '.woff': 'font/woff', '.map': 'application/json', '.wasm': 'application/wasm',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** The Content-Security-Policy of every page (scripts only from the server itself; no eval, no inline script). */
+export function csp(port: number): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    // React sets styles through the CSSOM (not blocked); some libraries inject <style> elements.
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    `connect-src 'self' ws://127.0.0.1:${port} ws://localhost:${port}`,
+    "worker-src 'self' blob:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+    "object-src 'none'",
+  ].join('; ');
+}
+
+function sameToken(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && crypto.timingSafeEqual(x, y);
+}
+
+function describeExit(code: number | null, signal: NodeJS.Signals | null, stderrTail: string[]): string {
+  const what = signal ? `killed by signal ${signal}` : `exited with code ${code}`;
+  const last = stderrTail.filter((l) => l.trim()).slice(-1)[0];
+  return last && (signal !== 'SIGKILL' && signal !== 'SIGTERM') ? `${what}: ${last.trim().slice(0, 300)}` : what;
+}
+
+export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const token = opts.token ?? crypto.randomBytes(24).toString('base64url');
+  const staticDir = path.resolve(opts.staticDir ?? path.join(repoRoot, 'dist', 'renderer'));
+  const sessionDir = path.resolve(opts.sessionDir ?? path.join(process.cwd(), '.verbslab'));
+  const hostScript = opts.hostScript ?? path.join(repoRoot, 'app', 'host', 'main.ts');
+  let port = 0;
+
+  // ------------------------------------------------------------------ backend host child
+  let child: ChildProcess | null = null;
+  let status: HostStatus = { type: 'host', state: 'starting', restarts: 0 };
+  let restarts = 0;
+  let restartWanted = false;
+  let closing = false;
+  const clients = new Map<number, { ws: WebSocket; dropped: number }>();
+  let nextConn = 1;
+
+  const sendTo = (ws: WebSocket, msg: FromHost) => { if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg)); };
+  const setStatus = (s: Omit<HostStatus, 'type'>) => {
+    status = { type: 'host', ...s, restarts };
+    for (const c of clients.values()) sendTo(c.ws, status);
+  };
+
+  const forkHost = () => {
+    const args = ['--session-dir', sessionDir];
+    if (opts.seed !== undefined) args.push('--seed', String(opts.seed));
+    if (opts.defaultDevice !== undefined) args.push('--default-device', opts.defaultDevice ?? 'none');
+    const stderrTail: string[] = [];
+    const c = fork(hostScript, args, {
+      execArgv: hostScript.endsWith('.ts') ? ['--import', 'tsx'] : [],
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+      serialization: 'json',
+      cwd: repoRoot,
+    });
+    child = c;
+    setStatus({ state: 'starting' });
+    c.stderr?.on('data', (d: Buffer) => {
+      process.stderr.write(d);
+      stderrTail.push(...d.toString().split('\n'));
+      if (stderrTail.length > 50) stderrTail.splice(0, stderrTail.length - 50);
+    });
+    c.on('message', (m: { t?: string; conn?: number | null; msg?: FromHost; pid?: number; journalEntries?: number; replay?: { failed: unknown[]; skipped: unknown[] } }) => {
+      if (c !== child) return;
+      if (m.t === 'ready') {
+        const problems = (m.replay?.failed.length ?? 0) + (m.replay?.skipped.length ?? 0);
+        setStatus({ state: 'up', pid: m.pid, journalEntries: m.journalEntries, ...(problems ? { reason: `journal replayed with ${problems} problem(s)` } : {}) });
+        log(`backend host up (pid ${m.pid}, journal ${m.journalEntries} entries)`);
+      } else if (m.t === 'out' && m.msg) {
+        if (m.conn === null || m.conn === undefined) {
+          for (const cl of clients.values()) {
+            let msg = m.msg;
+            if (msg.type === 'events') {
+              if (cl.ws.bufferedAmount > 16 * 1024 * 1024) { cl.dropped += msg.count; continue; }
+              if (cl.dropped) { msg = { ...msg, dropped: msg.dropped + cl.dropped }; cl.dropped = 0; }
+            }
+            sendTo(cl.ws, msg);
+          }
+        } else {
+          const cl = clients.get(m.conn);
+          if (cl) sendTo(cl.ws, m.msg);
+        }
+      }
+    });
+    c.on('exit', (code, signal) => {
+      if (c !== child) return;
+      child = null;
+      if (closing) return;
+      const reason = describeExit(code, signal, stderrTail);
+      log(`backend host down: ${reason}`);
+      setStatus({ state: 'down', reason });
+      if (restartWanted) { restartWanted = false; restarts++; forkHost(); }
+    });
+    c.on('error', (e) => log(`backend host error: ${e.message}`));
+  };
+
+  const control = (action: Control['action']) => {
+    if (action === 'kill-host') {
+      if (child) child.kill('SIGKILL');
+    } else if (action === 'restart-host') {
+      if (child) { restartWanted = true; child.kill('SIGKILL'); } else { restarts++; forkHost(); }
+    }
+  };
+
+  // ------------------------------------------------------------------ HTTP
+  // VERBSLAB_DEV_ORIGINS (comma list, e.g. http://127.0.0.1:5173) admits a Vite dev server proxying /rpc.
+  const dev = (opts.devOrigins ?? (process.env.VERBSLAB_DEV_ORIGINS ?? '').split(',')).map((o) => o.trim()).filter(Boolean);
+  const allowedHosts = () => new Set([`127.0.0.1:${port}`, `localhost:${port}`, ...dev.map((o) => o.replace(/^https?:\/\//, ''))]);
+  const allowedOrigins = () => new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`, ...dev]);
+
+  const server = http.createServer((req, res) => {
+    const headers: Record<string, string> = {
+      'Content-Security-Policy': csp(port),
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'X-Frame-Options': 'DENY',
+      'Cross-Origin-Opener-Policy': 'same-origin',
+      'Cache-Control': 'no-store',
+    };
+    if (!allowedHosts().has(req.headers.host ?? '')) {
+      res.writeHead(421, { ...headers, 'Content-Type': 'text/plain' });
+      res.end('wrong Host header');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { ...headers, 'Content-Type': 'text/plain', Allow: 'GET, HEAD' });
+      res.end('method not allowed');
+      return;
+    }
+    let pathname: string;
+    try { pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname); } catch { res.writeHead(400, headers); res.end(); return; }
+    if (pathname === '/healthz') {
+      res.writeHead(200, { ...headers, 'Content-Type': 'text/plain' });
+      res.end(status.state);
+      return;
+    }
+    let file = path.join(staticDir, path.normalize(pathname).replace(/^([/\\])+/, ''));
+    if (!file.startsWith(staticDir)) { res.writeHead(403, headers); res.end(); return; }
+    if (pathname.endsWith('/') || !path.extname(pathname)) file = path.join(staticDir, 'index.html');
+    fs.stat(file, (err, st) => {
+      if (err || !st.isFile()) {
+        if (!fs.existsSync(path.join(staticDir, 'index.html'))) {
+          res.writeHead(503, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end(`The renderer is not built: ${staticDir}/index.html is missing. Run: node scripts/build.mjs renderer\n`);
+          return;
+        }
+        res.writeHead(404, { ...headers, 'Content-Type': 'text/plain' });
+        res.end('not found');
+        return;
+      }
+      res.writeHead(200, { ...headers, 'Content-Type': MIME[path.extname(file)] ?? 'application/octet-stream', 'Content-Length': st.size });
+      if (req.method === 'HEAD') { res.end(); return; }
+      fs.createReadStream(file).pipe(res);
+    });
+  });
+
+  // ------------------------------------------------------------------ WebSocket /rpc
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 9 * 1024 * 1024,
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const refuse = (code: number, why: string) => {
+      log(`websocket refused: ${why}`);
+      socket.end(`HTTP/1.1 ${code} ${why}\r\nConnection: close\r\n\r\n`);
+    };
+    let url: URL;
+    try { url = new URL(req.url ?? '/', 'http://x'); } catch { refuse(400, 'Bad Request'); return; }
+    if (url.pathname !== '/rpc') { refuse(404, 'Not Found'); return; }
+    if (!allowedHosts().has(req.headers.host ?? '')) { refuse(421, 'Misdirected Request'); return; }
+    const origin = req.headers.origin;
+    // Browsers always send Origin on WebSockets: only our own page may connect. Non-browser tools (no
+    // Origin) still need the token.
+    if (origin !== undefined && !allowedOrigins().has(origin)) { refuse(403, 'Forbidden origin'); return; }
+    const given = url.searchParams.get('token') ?? '';
+    if (!sameToken(given, token)) { refuse(401, 'Unauthorized'); return; }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+
+  wss.on('connection', (ws: WebSocket) => {
+    const conn = nextConn++;
+    clients.set(conn, { ws, dropped: 0 });
+    sendTo(ws, status);
+    ws.on('message', (data, isBinary) => {
+      const text = isBinary ? '' : data.toString();
+      // control messages (restart/kill the host) are the shell's business
+      let parsed: unknown;
+      try { parsed = JSON.parse(text); } catch { parsed = undefined; }
+      if ((parsed as { type?: unknown })?.type === 'control') {
+        const c = Control.safeParse(parsed);
+        if (!c.success) {
+          const issue = c.error.issues[0];
+          const field = issue?.path.join('.') || 'message';
+          const reply: Reply = { type: 'reply', id: null, ok: false, error: { code: 'BAD_REQUEST', field, message: `${field}: ${issue?.message}` } };
+          sendTo(ws, reply);
+          return;
+        }
+        control(c.data.action);
+        return;
+      }
+      if (!child || status.state !== 'up') {
+        const id = typeof (parsed as { id?: unknown })?.id === 'number' ? (parsed as { id: number }).id : null;
+        sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'HOST_DOWN', message: `backend host is ${status.state}${status.reason ? `: ${status.reason}` : ''}` } });
+        return;
+      }
+      child.send({ t: 'msg', conn, data: isBinary ? null : text });
+    });
+    ws.on('close', () => {
+      clients.delete(conn);
+      if (child?.connected) child.send({ t: 'bye', conn });
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 5199, '127.0.0.1', () => { server.off('error', reject); resolve(); });
+  });
+  port = (server.address() as AddressInfo).port;
+  forkHost();
+
+  return {
+    url: `http://127.0.0.1:${port}/?token=${token}`,
+    port,
+    token,
+    status: () => status,
+    close: async () => {
+      closing = true;
+      for (const c of clients.values()) c.ws.close(1001, 'server shutting down');
+      const c = child;
+      if (c) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(() => { c.kill('SIGKILL'); }, 3000);
+          c.once('exit', () => { clearTimeout(t); resolve(); });
+          c.disconnect?.();
+          c.kill('SIGTERM');
+        });
+      }
+      wss.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
