@@ -31,6 +31,6 @@ async function boot() {
   createRoot(document.getElementById('root')!).render(
     <ConsoleProvider store={store}><App /></ConsoleProvider>,
   );
-  if (transport) void store.getState().refreshDevices();
+  if (transport) void store.getState().syncObjects();
 }
 void boot();

@@ -79,6 +79,10 @@ export interface ConsoleState {
   // events
   filter: EventFilter; setFilter(f: Partial<EventFilter>): void;
   ingest(events: DeviceEvent[], dropped?: number): void;
+  /** forget everything drawn (host restarting: its journal replay sends the events again) */
+  resetModels(): void;
+  /** on connect: devices, and the objects alive in the session (session.info) */
+  syncObjects(): Promise<void>;
   // run controls
   autorun: boolean; stepsPerSecond: number; faults: Faults; lastRun: string;
   setAutorun(on: boolean, stepsPerSecond?: number): Promise<void>; step(count: number): Promise<void>; runToIdle(): Promise<void>;
@@ -341,8 +345,8 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const r = await get().exec('pcap.get', { cmd: 'pcap.get', args: {} });
         if (!r) return null;
         const res = r.result;
-        const b64 = typeof res === 'string' ? res : str(res, 'base64', 'pcap');
-        if (b64 && !/^[0-9a-f]*$/i.test(b64)) {
+        const b64 = str(res, 'base64');
+        if (b64 !== undefined) {
           const bin = atob(b64); const out = new Uint8Array(bin.length);
           for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
           return out;
@@ -377,6 +381,32 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
           }
         }
         if (events.length || dropped) queueFlush();
+      },
+
+      resetModels() {
+        ring.clear(); model.view.reset();
+        model.keys.byHandle.clear();
+        model.queues.rings.clear(); model.queues.qps.clear(); model.queues.cqs.clear(); model.queues.srqs.clear();
+        model.wire.rows = []; model.wire.base = 0;
+        model.marks.writes.clear(); model.checks.rows = [];
+        set((s) => ({
+          buffers: [], pds: [], hex: {}, lastPoll: {}, selectedPacket: null, selectedBuffer: null,
+          versions: { events: s.versions.events + 1, keys: s.versions.keys + 1, queues: s.versions.queues + 1, wire: s.versions.wire + 1, memory: s.versions.memory + 1 },
+        }));
+      },
+      async syncObjects() {
+        await get().refreshDevices();
+        const r = await get().exec('session.info', { cmd: 'session.info', args: {} });
+        if (!r) return;
+        const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
+        for (const o of objs) {
+          const h = num(o, 'handle'); const kind = str(o, 'kind'); const dev = num(o, 'device') ?? 0;
+          if (!h) continue;
+          if (kind === 'pd' && !get().pds.some((p) => p.handle === h)) set((s) => ({ pds: [...s.pds, { handle: h, device: dev, destroyed: false }] }));
+          if (kind === 'cq') model.queues.cq(h).device = dev;
+          if (kind === 'qp') void get().queryQp(h);
+        }
+        dirty.queues = true; queueFlush();
       },
 
       // ---------------------------------------------------------- run controls
@@ -423,8 +453,11 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
 
   if (transport) {
     transport.onHost((h) => {
+      const prev = store.getState().host.state;
+      // a (re)starting host replays its journal and its events arrive again: drop what was drawn
+      if (h.state === 'starting') store.getState().resetModels();
       store.setState({ host: { state: h.state, reason: h.reason, restarts: h.restarts, pid: h.pid } });
-      if (h.state === 'up') void store.getState().refreshDevices();
+      if (h.state === 'up' && prev !== 'up') void store.getState().syncObjects();
     });
     transport.onEvents((b) => {
       if (Array.isArray(b)) store.getState().ingest(b);

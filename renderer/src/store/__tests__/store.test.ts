@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import type { DeviceEvent, Reply, Command } from '../../../../app/protocol/index.ts';
+import { createConsoleStore, type ConsoleTransport } from '../store.ts';
+import { EventRing, FilteredView } from '../eventRing.ts';
+import { KeyTable, QueueModel, keyByte, keyIndex } from '../models.ts';
+import { accessProblem, commandProblem } from '../validate.ts';
+import { explainWc } from '../explain.ts';
+
+let seq = 0;
+const ev = (kind: string, over: Partial<DeviceEvent> = {}): DeviceEvent => ({
+  seq: seq++, t: seq * 10, kind, device: 1, obj: 0, objKind: '', a: 0, b: 0, c: 0, d: 0, ...over,
+});
+
+/** a scheduler the test drives by hand: frames run only when flushed */
+function manualFrames() {
+  const q: (() => void)[] = [];
+  return { schedule: (cb: () => void) => { q.push(cb); }, pending: () => q.length, run: () => { const all = q.splice(0); all.forEach((f) => f()); } };
+}
+
+describe('event ingestion batching', () => {
+  it('notifies the store once per frame however many events arrive', () => {
+    const frames = manualFrames();
+    const store = createConsoleStore({ schedule: frames.schedule, ringCapacity: 1024 });
+    let notifications = 0;
+    store.subscribe(() => { notifications++; });
+    for (let i = 0; i < 50; i++) store.getState().ingest([ev('Log', { text: `line ${i}` }), ev('Timer')]);
+    expect(notifications).toBe(0);          // nothing published before the frame
+    expect(frames.pending()).toBe(1);        // one frame queued for 50 batches
+    frames.run();
+    expect(notifications).toBe(1);
+    expect(store.getState().versions.events).toBe(1);
+    expect(store.getState().model.ring.total).toBe(100);
+    expect(store.getState().model.view.length).toBe(100);
+  });
+
+  it('keeps only the newest events in the ring and the filtered view follows', () => {
+    const ring = new EventRing(8);
+    const view = new FilteredView(ring, { kind: 'KeyCheck', obj: null, text: '' });
+    for (let i = 0; i < 20; i++) ring.push(ev(i % 2 ? 'KeyCheck' : 'Log', { obj: i }));
+    view.update();
+    expect(ring.size).toBe(8);
+    expect(ring.first).toBe(12);
+    expect(view.length).toBe(4);
+    expect(ring.row(view.at(0))!.obj).toBe(13);
+    for (let i = 20; i < 24; i++) ring.push(ev('KeyCheck', { obj: i }));
+    view.update();
+    expect([...Array(view.length)].map((_, i) => ring.row(view.at(i))!.obj)).toEqual([17, 19, 20, 21, 22, 23]);
+  });
+
+  it('filters by object and text, case-insensitively', () => {
+    const ring = new EventRing(64);
+    ring.push(ev('KeyCheck', { obj: 5, text: 'rkey 0x1234 key byte 0x34 != 0x35', ok: false }));
+    ring.push(ev('KeyCheck', { obj: 6, text: 'ok' }));
+    ring.push(ev('Log', { obj: 5, text: 'hello' }));
+    const v = new FilteredView(ring, { kind: '', obj: 5, text: 'RKEY' });
+    v.update();
+    expect(v.length).toBe(1);
+    expect(ring.row(v.at(0))!.ok).toBe(false);
+  });
+
+  it('a million events fit and filtering scans only new ones', () => {
+    const ring = new EventRing(1 << 20);
+    const view = new FilteredView(ring, { kind: 'Cqe', obj: null, text: '' });
+    const e = ev('Cqe'); const l = ev('Log');
+    for (let i = 0; i < 1_000_000; i++) ring.push(i % 10 === 0 ? e : l);
+    view.update();
+    expect(view.length).toBe(100_000);
+    ring.push(e); view.update();
+    expect(view.length).toBe(100_001);
+  });
+});
+
+describe('key table derivation', () => {
+  it('splits a key into index and key byte', () => {
+    expect(keyIndex(0x00001234)).toBe(0x12);
+    expect(keyByte(0x00001234)).toBe(0x34);
+  });
+
+  it('builds rows from ObjectCreated events and marks destroyed keys', () => {
+    const k = new KeyTable();
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 7, device: 2, a: 0x1a2b, b: 0x1a2b, c: 0x7f0000000000, d: 4096 }));
+    expect(k.rows()).toHaveLength(1);
+    const r = k.rows()[0];
+    expect(r).toMatchObject({ handle: 7, type: 'MR', lkey: 0x1a2b, rkey: 0x1a2b, addr: 0x7f0000000000, length: 4096, state: 'valid' });
+    k.applyEvent(ev('ObjectDestroyed', { objKind: 'mr', obj: 7 }));
+    expect(k.rows(false)).toHaveLength(0);
+    expect(k.rows()[0].state).toBe('destroyed');
+  });
+
+  it('merges an mr.reg reply (access number, SG segments)', () => {
+    const k = new KeyTable();
+    k.applyInfo('MR', { handle: 3, pd: 1, lkey: 0x305, rkey: 0x305, addr: 4096, length: 64, iova: 4096, access: 7, kind: 'fast_reg', state: 'valid',
+      sg: [{ addr: 4096, length: 32, lkey: 0 }, { addr: 8192, length: 32, lkey: 0 }] });
+    const r = k.rows()[0];
+    expect(r.access).toBe(7);
+    expect(r.sg).toEqual([{ addr: 4096, length: 32 }, { addr: 8192, length: 32 }]);
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 3, text: 'MR 3 now invalid (LOCAL_INV)' }));
+    expect(k.rows()[0].state).toBe('invalid');
+  });
+
+  it('ignores events about other objects', () => {
+    const k = new KeyTable();
+    expect(k.applyEvent(ev('ObjectCreated', { objKind: 'qp', obj: 1 }))).toBe(false);
+    expect(k.rows()).toHaveLength(0);
+  });
+});
+
+describe('ring slot derivation', () => {
+  it('tracks SQ producer/consumer and slot status from Wqe events', () => {
+    const q = new QueueModel();
+    q.applyQpInfo({ handle: 9, qpNum: 0x11, init: { pd: 1, sendCq: 2, recvCq: 2, qpType: 2, cap: { maxSendWr: 4, maxRecvWr: 4 } }, attr: { qpState: 0 } });
+    for (let i = 0; i < 6; i++) q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 9, a: 0, b: i, c: 0, d: 100 + i }));
+    const sq = q.rings.get('qp:9:sq')!;
+    expect(sq.depth).toBe(4);
+    expect(sq.producer).toBe(6);
+    expect(sq.consumer).toBe(0);
+    expect(sq.slots.size).toBeLessThanOrEqual(5);
+    q.applyEvent(ev('WqeCompleted', { objKind: 'qp', obj: 9, a: 0, b: 4, wc: { status: 10 }, ok: false }));
+    expect(sq.consumer).toBe(5);
+    const s4 = sq.slots.get(4)!;
+    expect(s4).toMatchObject({ opcode: 'IBV_WR_RDMA_WRITE', status: 'IBV_WC_REM_ACCESS_ERR', ok: false, wrId: 104 });
+  });
+
+  it('fills CQ slots from Cqe events and moves the consumer on poll', () => {
+    const q = new QueueModel();
+    q.applyEvent(ev('ObjectCreated', { objKind: 'cq', obj: 2, a: 8 }));
+    q.applyEvent(ev('Cqe', { objKind: 'cq', obj: 2, a: 0, wc: { status: 0, opcode: 1, wrId: 1 } }));
+    q.applyEvent(ev('Cqe', { objKind: 'cq', obj: 2, a: 1, wc: { status: 10, opcode: 1, wrId: 2 } }));
+    const r = q.rings.get('cq:2')!;
+    expect(r.producer).toBe(2);
+    expect(r.slots.get(0)).toMatchObject({ opcode: 'IBV_WC_RDMA_WRITE', status: 'IBV_WC_SUCCESS', ok: true });
+    expect(r.slots.get(1)).toMatchObject({ status: 'IBV_WC_REM_ACCESS_ERR', ok: false });
+    q.applyPoll(2, 5);
+    expect(r.consumer).toBe(2);
+  });
+
+  it('lights the QP state from QpState events and tracks CQ arming', () => {
+    const q = new QueueModel();
+    q.applyEvent(ev('QpState', { objKind: 'qp', obj: 4, a: 3, b: 2 }));
+    expect(q.qps.get(4)!.state).toBe(3);
+    q.applyEvent(ev('CqArmed', { objKind: 'cq', obj: 1 }));
+    expect(q.cqs.get(1)!.armed).toBe(true);
+    q.applyEvent(ev('CompEvent', { objKind: 'cq', obj: 1 }));
+    expect(q.cqs.get(1)!).toMatchObject({ armed: false, pendingEvents: 1 });
+  });
+});
+
+describe('validation and errors next to the form', () => {
+  it('REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE', () => {
+    expect(accessProblem(['IBV_ACCESS_REMOTE_WRITE'])).toMatch(/LOCAL_WRITE/);
+    expect(accessProblem(['IBV_ACCESS_REMOTE_READ'])).toBeNull();
+    expect(commandProblem({ cmd: 'mr.reg', args: { pd: 1, addr: 0, length: 8, access: ['IBV_ACCESS_REMOTE_ATOMIC'] } })).toMatch(/LOCAL_WRITE/);
+    expect(commandProblem({ cmd: 'buffer.alloc', args: { length: 0 } })).toMatch(/length/);
+  });
+
+  it('files the host error under the form that sent the command', async () => {
+    const calls: Command[] = [];
+    const t: ConsoleTransport = {
+      call: async (c) => { calls.push(c); return { type: 'reply', id: 1, ok: false, error: { code: 'ENOSYS', message: 'cq.create: not built yet' } } as Reply; },
+      onEvents: () => () => {}, onHost: () => () => {}, control: () => {},
+    };
+    const store = createConsoleStore({ transport: t, schedule: () => {} });
+    expect(await store.getState().createCq(1, 16)).toBe(false);
+    expect(calls[0]).toMatchObject({ cmd: 'cq.create', args: { device: 1, cqe: 16 } });
+    expect(store.getState().errors['cq.create']).toEqual({ code: 'ENOSYS', message: 'cq.create: not built yet' });
+  });
+
+  it('explains a remote access error with the KeyCheck reason', () => {
+    expect(explainWc(10, 'rkey 0x1234 key byte 0x34 != 0x35')).toBe('the responder refused the rkey: rkey 0x1234 key byte 0x34 != 0x35');
+  });
+});
