@@ -56,19 +56,23 @@ TEST(WireCrc32, KnownVectors) {
   EXPECT_EQ(crc32(zeros.data(), zeros.size()), 0xC71C0011u);  // zlib.crc32(bytes(4096))
   const std::string fox = "The quick brown fox jumps over the lazy dog";
   EXPECT_EQ(crc32(fox.data(), fox.size()), 0x414FA339u);
-  EXPECT_TRUE(std::string(crc32_impl_name()) == "pclmulqdq-fold4" || std::string(crc32_impl_name()) == "slice-by-8");
-  if (detail::crc32_pclmul_supported()) {
-    EXPECT_STREQ(crc32_impl_name(), "pclmulqdq-fold4");
+  const std::string impl = crc32_impl_name();
+  if (detail::crc32_vpclmul_supported()) {
+    EXPECT_EQ(impl, "vpclmulqdq-avx512-fold16");
+  } else if (detail::crc32_pclmul_supported()) {
+    EXPECT_EQ(impl, "pclmulqdq-fold4");
+  } else {
+    EXPECT_EQ(impl, "slice-by-8");
   }
 }
 
-TEST(WireCrc32, TableAndPclmulAgreeWithBitwiseOnRandomSpans) {
+TEST(WireCrc32, AllKernelsAgreeWithBitwiseOnRandomSpans) {
   std::mt19937_64 rng(42);
   auto buf = random_bytes(rng, 20000);
-  const bool pcl = detail::crc32_pclmul_supported();
+  const bool pcl = detail::crc32_pclmul_supported(), vpcl = detail::crc32_vpclmul_supported();
   for (int i = 0; i < 4000; i++) {
     const size_t off = rng() % 64;
-    size_t n = (i < 600) ? size_t(i) : size_t(rng() % (i % 4 == 0 ? 19000 : 700));
+    size_t n = (i < 1100) ? size_t(i) : size_t(rng() % (i % 4 == 0 ? 19000 : 1500));  // every length < 1100
     n = std::min(n, buf.size() - off);
     const uint32_t s = uint32_t(rng());
     const uint32_t ref = detail::crc32_update_bitwise(s, buf.data() + off, n);
@@ -76,9 +80,13 @@ TEST(WireCrc32, TableAndPclmulAgreeWithBitwiseOnRandomSpans) {
     if (pcl) {
       ASSERT_EQ(detail::crc32_update_pclmul(s, buf.data() + off, n), ref) << "pclmul n=" << n << " off=" << off;
     }
+    if (vpcl) {
+      ASSERT_EQ(detail::crc32_update_vpclmul(s, buf.data() + off, n), ref) << "vpclmul n=" << n << " off=" << off;
+    }
     ASSERT_EQ(crc32_update(s, buf.data() + off, n), ref);
   }
-  if (!pcl) GTEST_SKIP() << "CPU without PCLMULQDQ: only the slice-by-8 path was checked";
+  if (!pcl || !vpcl) GTEST_SKIP() << "CPU lacks " << (pcl ? "VPCLMULQDQ/AVX-512" : "PCLMULQDQ")
+                                  << ": that kernel could not be checked here (the others were)";
 }
 
 TEST(WireCrc32, IncrementalEqualsOneShot) {

@@ -11,6 +11,9 @@ uint32_t crc32_update_table(uint32_t state, const uint8_t* p, size_t n);
 // PCLMULQDQ folding kernel. Only call when crc32_pclmul_supported() is true.
 uint32_t crc32_update_pclmul(uint32_t state, const uint8_t* p, size_t n);
 bool crc32_pclmul_supported();
+// VPCLMULQDQ + AVX-512 folding kernel (4 x 512 bits per step). Only call when crc32_vpclmul_supported().
+uint32_t crc32_update_vpclmul(uint32_t state, const uint8_t* p, size_t n);
+bool crc32_vpclmul_supported();
 // One bit at a time, straight from the definition (tests only; slow).
 uint32_t crc32_update_bitwise(uint32_t state, const uint8_t* p, size_t n);
 

@@ -58,6 +58,7 @@ struct Dispatch {
   const char* name;
 };
 Dispatch pick() {
+  if (detail::crc32_vpclmul_supported()) return {detail::crc32_update_vpclmul, "vpclmulqdq-avx512-fold16"};
   if (detail::crc32_pclmul_supported()) return {detail::crc32_update_pclmul, "pclmulqdq-fold4"};
   return {detail::crc32_update_table, "slice-by-8"};
 }
