@@ -221,6 +221,15 @@ TEST(WireExample, RdmaWriteOnlyIcrcMatchesDesignDoc) {
   u2 = udp;
   u2[udp.size() - 5] = 1;                                   // pad byte: covered
   EXPECT_NE(icrc(f, u2.data(), u2.size()), 0x93549C33u);
+  EXPECT_TRUE(icrc_ok(f, udp.data(), udp.size()));
+  EXPECT_FALSE(icrc_ok(f, u2.data(), u2.size()));
+  EXPECT_FALSE(icrc_ok(g, udp.data(), udp.size()));         // framing differs (source port)
+  EXPECT_FALSE(icrc_ok(f, udp.data(), 15));
+  for (size_t bit = 0; bit < udp.size() * 8; bit++) {        // any single flipped bit outside byte 4 is caught
+    u2 = udp;
+    u2[bit / 8] ^= uint8_t(1u << (bit % 8));
+    EXPECT_EQ(icrc_ok(f, u2.data(), u2.size()), bit / 8 == 4) << "bit " << bit;
+  }
 }
 
 TEST(WireIcrc, IncrementalBeginEqualsWhole) {

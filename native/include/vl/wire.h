@@ -86,7 +86,10 @@ void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out);
 // Decode a UDP payload (BTH..ICRC). Returns false with err set on a malformed packet. ICRC is not checked.
 bool decode(const uint8_t* data, size_t len, Packet& p, std::string* err = nullptr);
 // ICRC over IP/UDP/BTH.. as in WIRE.md 1.8; udp_payload excludes nothing (the last 4 bytes, the ICRC, are skipped).
+// Returns 0 when len < 16 (not a RoCEv2 packet).
 uint32_t icrc(const Framing& f, const uint8_t* udp_payload, size_t len);
+// True when the trailing 4 bytes (little-endian) equal icrc(f, udp_payload, len). rxe drops packets failing this.
+bool icrc_ok(const Framing& f, const uint8_t* udp_payload, size_t len);
 // Same, from a whole IPv4/IPv6 packet starting at the IP header (for parsing captures).
 uint32_t icrc_from_ip(const uint8_t* ip, size_t len, std::string* err = nullptr);
 // Incremental ICRC without a contiguous buffer: icrc_begin covers the LRH stand-in, the masked IP/UDP headers

@@ -65,6 +65,10 @@ uint32_t icrc(const Framing& f, const uint8_t* udp_payload, size_t len) {
   return c.value();
 }
 
+bool icrc_ok(const Framing& f, const uint8_t* udp_payload, size_t len) {
+  return len >= 16 && icrc(f, udp_payload, len) == get32le(udp_payload + len - 4);
+}
+
 uint32_t icrc_from_ip(const uint8_t* ip, size_t len, std::string* err) {
   Framing f;
   const uint8_t* udp_payload = nullptr;
