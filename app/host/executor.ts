@@ -16,6 +16,7 @@ import type {
   NativeSession, U64,
 } from './native.ts';
 import { loadAddon } from './native.ts';
+import { libibverbsPresent, listRealDevices } from './ibverbs.ts';
 
 const ERRNO_NAMES = new Map<number, string>();
 for (const [name, value] of Object.entries(os.constants.errno)) {
@@ -296,7 +297,12 @@ export class NativeExecutor implements Executor {
         return ok({ seed: this.seed, epoch: this.epoch });
       }
       case 'device.list':
-        return ok({ devices: s.devices().map(deviceOut), profiles: this.addon.Session.profiles().map(profileOut) });
+        return ok({
+          devices: s.devices().map(deviceOut), profiles: this.addon.Session.profiles().map(profileOut),
+          // real devices are listed (from sysfs) but cannot be driven yet: the libibverbs backend is not built yet
+          realDevices: listRealDevices().map((d) => ({ ...d, usable: false, note: 'libibverbs backend not built yet' })),
+          libibverbs: libibverbsPresent(),
+        });
       case 'device.create': {
         const known = this.addon.Session.profiles().map((p) => p.name);
         if (!known.includes(c.args.profile)) return fail('EINVAL', `args.profile: unknown profile "${c.args.profile}" (known: ${known.join(', ')})`, 'args.profile');

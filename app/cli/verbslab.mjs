@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// verbslab: command-line entry.
+//   verbslab devices            software device profiles, and real RDMA devices (or "none found")
+//   verbslab bench [--json]     runs build/native/vl_bench --json (building it if needed) and prints its figures
+//   verbslab run ...            scenarios, headless (app/scenario/cli.ts)
+//   verbslab export-c ...       scenario -> C (app/scenario/cli.ts)
+//   verbslab pingpong           not built yet
+// TypeScript modules are loaded through tsx's API (tsx is a dependency).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const USAGE = `usage: verbslab <command>
+  devices            list the software device profiles and the real RDMA devices
+  bench [--json]     run the native benchmarks (build/native/vl_bench) and print their figures
+  run ...            run scenario files headless (verbslab run --help)
+  export-c ...       export a scenario as a C program using libibverbs
+  pingpong           rc_pingpong against the software device (not built yet)`;
+
+async function ts(rel) {
+  const { tsImport } = await import('tsx/esm/api');
+  return tsImport(pathToFileURL(path.join(root, rel)).href, import.meta.url);
+}
+
+async function devices(args) {
+  const json = args.includes('--json');
+  const { NativeExecutor } = await ts('app/host/executor.ts');
+  const { listRealDevices, libibverbsPresent } = await ts('app/host/ibverbs.ts');
+  const ex = new NativeExecutor({ seed: 1 });
+  const profiles = ex.addon.Session.profiles();
+  const real = listRealDevices();
+  ex.close();
+  if (json) { console.log(JSON.stringify({ profiles, real, libibverbs: libibverbsPresent() }, null, 2)); return 0; }
+  console.log('Software RDMA device (embedded) — profiles:');
+  for (const p of profiles) console.log(`  ${p.name.padEnd(8)} ${p.transport.padEnd(7)} ${p.description}`);
+  console.log('Real RDMA devices (/sys/class/infiniband):');
+  if (!real.length) console.log('  none found');
+  for (const d of real) console.log(`  ${d.name}  ${d.nodeType ?? ''}  guid ${d.nodeGuid ?? '?'}  ports: ${d.ports.map((p) => `${p.port} ${p.state ?? '?'} ${p.linkLayer ?? ''}`.trim()).join(', ') || 'none'}`);
+  console.log(`libibverbs runtime: ${libibverbsPresent() ? 'installed' : 'not installed'}; driving real devices: not built yet`);
+  return 0;
+}
+
+async function bench(args) {
+  const json = args.includes('--json');
+  const srcDir = path.join(root, 'native', 'bench');
+  const hasSrc = fs.existsSync(srcDir) && fs.readdirSync(srcDir).some((f) => f.endsWith('.cpp'));
+  if (!hasSrc) { console.error('verbslab bench: not built yet (native/bench has no benchmarks yet)'); return 2; }
+  const { buildBench } = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
+  try { await buildBench(); } catch (e) { console.error(`verbslab bench: build failed: ${e.message}`); return 1; }
+  const bin = path.join(root, 'build', 'native', 'vl_bench');
+  const r = spawnSync(bin, ['--json', ...args.filter((a) => a !== '--json')], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) { console.error(`verbslab bench: vl_bench exited with ${r.status ?? r.signal}`); return 1; }
+  if (json) { process.stdout.write(r.stdout); return 0; }
+  let data;
+  try { data = JSON.parse(r.stdout); } catch { process.stdout.write(r.stdout); return 0; }
+  printFigures(data, '');
+  return 0;
+}
+
+function printFigures(v, indent) {
+  if (Array.isArray(v)) { v.forEach((x, i) => { console.log(`${indent}[${i}]`); printFigures(x, indent + '  '); }); return; }
+  if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (x && typeof x === 'object') { console.log(`${indent}${k}:`); printFigures(x, indent + '  '); }
+      else console.log(`${indent}${k}: ${x}`);
+    }
+    return;
+  }
+  console.log(`${indent}${v}`);
+}
+
+async function scenario(argv) {
+  if (!fs.existsSync(path.join(root, 'app', 'scenario', 'cli.ts'))) {
+    console.error('verbslab run: not built yet (app/scenario/cli.ts is missing)');
+    return 2;
+  }
+  const mod = await ts('app/scenario/cli.ts');
+  return mod.main(argv);
+}
+
+async function main() {
+  const [cmd, ...rest] = process.argv.slice(2);
+  switch (cmd) {
+    case 'devices': return devices(rest);
+    case 'bench': return bench(rest);
+    case 'run': return scenario(['run', ...rest]);
+    case 'export-c': return scenario(['export-c', ...rest]);
+    case 'pingpong': console.error('verbslab pingpong: not built yet (issue 6)'); return 2;
+    case undefined: case '-h': case '--help': case 'help': console.log(USAGE); return cmd ? 0 : 2;
+    default: console.error(`unknown command "${cmd}"\n${USAGE}`); return 2;
+  }
+}
+
+main().then((code) => { process.exitCode = code; }, (e) => { console.error(`verbslab: ${e?.message ?? e}`); process.exitCode = 1; });
