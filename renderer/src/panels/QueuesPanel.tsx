@@ -10,6 +10,15 @@ import { ErrorMessage, Field, Pending, Section, parseNum } from '../components/u
 import { RingView } from '../components/Ring.tsx';
 import { QpStateDiagram } from '../components/QpStateDiagram.tsx';
 
+/** "left" for an object on device left: MR via its PD, QP via its device */
+function useNames() {
+  const pds = useConsole((s) => s.pds);
+  const devices = useConsole((s) => s.devices);
+  const dev = (h: number) => devices.find((d) => d.handle === h)?.name ?? (h ? `dev ${h}` : '?');
+  const pdDev = (pd: number) => dev(pds.find((p) => p.handle === pd)?.device ?? 0);
+  return { dev, pdDev };
+}
+
 function useLiveObjects() {
   useConsole((s) => s.versions.queues);
   const model = useModel();
@@ -62,9 +71,9 @@ function CreateQpForm() {
       <Field label="PD"><select data-testid="qp-pd" value={pdH || ''} onChange={(e) => { setPd(e.target.value); setScq(''); setRcq(''); }}>
         {pds.map((p) => <option key={p.handle} value={p.handle}>pd {p.handle} ({devName(p.device)})</option>)}</select></Field>
       <Field label="Send CQ"><select data-testid="qp-send-cq" value={s || ''} onChange={(e) => setScq(e.target.value)}>
-        {cqsOfDev.map((c) => <option key={c.handle} value={c.handle}>cq {c.handle}</option>)}</select></Field>
+        {cqsOfDev.map((c) => <option key={c.handle} value={c.handle}>cq {c.handle} on {devName(c.device)}</option>)}</select></Field>
       <Field label="Recv CQ"><select data-testid="qp-recv-cq" value={r || ''} onChange={(e) => setRcq(e.target.value)}>
-        {cqsOfDev.map((c) => <option key={c.handle} value={c.handle}>cq {c.handle}</option>)}</select></Field>
+        {cqsOfDev.map((c) => <option key={c.handle} value={c.handle}>cq {c.handle} on {devName(c.device)}</option>)}</select></Field>
       <Field label="Type"><select data-testid="qp-type" value={type} onChange={(e) => setType(e.target.value)}>
         {QpType.names.map((n) => <option key={n} value={n}>{n}</option>)}</select></Field>
       <Field label="max_send_wr"><input value={sw} onChange={(e) => setSw(e.target.value)} size={4} /></Field>
@@ -78,6 +87,7 @@ function CreateQpForm() {
 function ConnectForm() {
   const { qps } = useLiveObjects();
   const connect = useConsole((s) => s.connectQps);
+  const { dev } = useNames();
   const rc = qps.filter((q) => q.type === 'IBV_QPT_RC');
   const [a, setA] = useState(''); const [b, setB] = useState('');
   const qa = Number(a || rc[0]?.handle || 0); const qb = Number(b || rc.find((q) => q.handle !== qa)?.handle || 0);
@@ -85,9 +95,9 @@ function ConnectForm() {
   return (
     <form className="form" aria-label="connect two RC QPs" onSubmit={(e) => { e.preventDefault(); if (!problem) void connect(qa, qb); }}>
       <Field label="QP"><select data-testid="connect-a" value={qa || ''} onChange={(e) => setA(e.target.value)}>
-        {rc.map((q) => <option key={q.handle} value={q.handle}>qp {q.handle} (QPN {q.qpn})</option>)}</select></Field>
+        {rc.map((q) => <option key={q.handle} value={q.handle}>qp {q.handle} (QPN {q.qpn}) on {dev(q.device)}</option>)}</select></Field>
       <Field label="Peer"><select data-testid="connect-b" value={qb || ''} onChange={(e) => setB(e.target.value)}>
-        {rc.map((q) => <option key={q.handle} value={q.handle}>qp {q.handle} (QPN {q.qpn})</option>)}</select></Field>
+        {rc.map((q) => <option key={q.handle} value={q.handle}>qp {q.handle} (QPN {q.qpn}) on {dev(q.device)}</option>)}</select></Field>
       <button type="submit" data-testid="connect-qps" disabled={!!problem}>Connect (RESET→INIT→RTR→RTS both ends)</button><Pending form="qp.connect" />
       <ErrorMessage form="qp.connect" local={problem} />
     </form>
@@ -99,6 +109,7 @@ function PostSendForm() {
   useConsole((s) => s.versions.keys);
   const model = useModel();
   const post = useConsole((s) => s.postSend);
+  const { dev, pdDev } = useNames();
   const mrs = model.keys.rows(false).filter((k) => k.type === 'MR' && k.length > 0);
   const [qp, setQp] = useState('');
   const [opcode, setOpcode] = useState('IBV_WR_RDMA_WRITE');
@@ -127,16 +138,16 @@ function PostSendForm() {
   return (
     <form className="form" aria-label="post send" data-testid="post-send-form" onSubmit={(e) => { e.preventDefault(); if (!problem && q) void post(q.handle, wr as unknown as SendWr); }}>
       <Field label="QP"><select data-testid="send-qp" value={q?.handle ?? ''} onChange={(e) => setQp(e.target.value)}>
-        {qps.map((x) => <option key={x.handle} value={x.handle}>qp {x.handle} (QPN {x.qpn})</option>)}</select></Field>
+        {qps.map((x) => <option key={x.handle} value={x.handle}>qp {x.handle} (QPN {x.qpn}) on {dev(x.device)}</option>)}</select></Field>
       <Field label="Opcode"><select data-testid="send-opcode" value={opcode} onChange={(e) => setOpcode(e.target.value)}>
         {WrOpcode.names.map((n) => <option key={n} value={n}>{n}</option>)}</select></Field>
       <Field label="Local SGE: MR (lkey)"><select data-testid="send-local-mr" value={local?.handle ?? ''} onChange={(e) => setLmr(e.target.value)}>
-        {mrs.map((m) => <option key={m.handle} value={m.handle}>MR {m.handle} lkey {hex(m.lkey, 8)} @ {hexAddr(m.addr)}</option>)}</select></Field>
+        {mrs.map((m) => <option key={m.handle} value={m.handle}>MR {m.handle} on {pdDev(m.pd)} lkey {hex(m.lkey, 8)} @ {hexAddr(m.addr)}</option>)}</select></Field>
       <Field label="offset"><input data-testid="send-local-offset" value={loff} onChange={(e) => setLoff(e.target.value)} size={5} /></Field>
       <Field label="length"><input data-testid="send-length" value={len} onChange={(e) => setLen(e.target.value)} size={5} /></Field>
       {needsRemote && <>
         <Field label="Remote MR (fills addr/rkey)"><select data-testid="send-remote-mr" value={remote?.handle ?? ''} onChange={(e) => { setRmr(e.target.value); setRaddr(''); setRkey(''); }}>
-          {mrs.map((m) => <option key={m.handle} value={m.handle}>MR {m.handle} rkey {hex(m.rkey, 8)}</option>)}</select></Field>
+          {mrs.map((m) => <option key={m.handle} value={m.handle}>MR {m.handle} on {pdDev(m.pd)} rkey {hex(m.rkey, 8)}</option>)}</select></Field>
         <Field label="remote addr"><input data-testid="send-remote-addr" className="mono" value={raddr === '' ? hexAddr(ra) : raddr} onChange={(e) => setRaddr(e.target.value)} size={16} /></Field>
         <Field label="rkey"><input data-testid="send-rkey" className="mono" value={rkey === '' ? hex(rk, 8) : rkey} onChange={(e) => setRkey(e.target.value)} size={10} /></Field>
       </>}
@@ -199,10 +210,11 @@ function CqCard({ handle }: { handle: number }) {
   const { model } = useLiveObjects();
   const c = model.queues.cqs.get(handle)!;
   const poll = useConsole((s) => s.pollCq);
+  const { dev } = useNames();
   const arm = useConsole((s) => s.reqNotify);
   return (
     <div className="qcard" data-testid="cq-card" data-cq={handle}>
-      <div className="qcard-head"><strong>CQ {handle}</strong> <span className="muted">dev {c.device} · {c.cqe} CQEs</span>
+      <div className="qcard-head"><strong>CQ {handle}</strong> <span className="muted">on {dev(c.device)} · {c.cqe} CQEs</span>
         <span className={c.armed ? 'badge on' : 'badge'} data-testid="cq-armed">{c.armed ? `armed${c.solicitedOnly ? ' (solicited)' : ''}` : 'not armed'}</span>
         {c.pendingEvents ? <span className="badge">{c.pendingEvents} comp event(s)</span> : null}</div>
       <RingView ring={model.queues.rings.get(`cq:${handle}`)} label={`CQ ${handle}`} testid="cq-ring" />
@@ -220,10 +232,11 @@ function QpCard({ handle }: { handle: number }) {
   const { model } = useLiveObjects();
   const q = model.queues.qps.get(handle)!;
   const query = useConsole((s) => s.queryQp);
+  const { dev } = useNames();
   return (
     <div className="qcard" data-testid="qp-card" data-qp={handle}>
       <div className="qcard-head"><strong>QP {handle}</strong> <span className="mono">QPN {q.qpn} ({hex(q.qpn)})</span>
-        <span className="muted">{q.type.replace('IBV_QPT_', '')} · dev {q.device} · pd {q.pd} · send cq {q.sendCq} · recv cq {q.recvCq}{q.peer ? ` · peer qp ${q.peer}` : ''}</span>
+        <span className="muted">{q.type.replace('IBV_QPT_', '')} · on {dev(q.device)} · pd {q.pd} · send cq {q.sendCq} · recv cq {q.recvCq}{q.peer ? ` · peer qp ${q.peer}` : ''}</span>
         <button type="button" className="link" onClick={() => void query(handle)}>query</button></div>
       <QpStateDiagram state={q.state} />
       <div className="rings">

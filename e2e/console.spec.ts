@@ -1,0 +1,189 @@
+// A new user's path through the live console, in browser mode, against the real backend host and the
+// software device: two devices, two buffers, an MR on each, CQs and RC QPs, connect, write bytes into A,
+// RDMA WRITE A -> B, run the engine, and see the bytes in B's hex view, the packets on the wire and the CQE
+// in the ring; then a wrong rkey and IBV_WC_REM_ACCESS_ERR explained on screen. Screenshots of every panel.
+import { expect, test, type Locator, type Page } from '@playwright/test';
+
+const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
+const START = process.env.VL_CONSOLE_URL ?? `/?token=${TOKEN}`;
+const SHOTS = 'e2e/screenshots';
+
+/** select the option whose label contains `text` */
+async function selectContaining(sel: Locator, text: string) {
+  const value = await sel.evaluate((el, t) => {
+    const o = [...(el as HTMLSelectElement).options].find((x) => x.textContent?.includes(t));
+    return o ? o.value : null;
+  }, text);
+  expect(value, `an option containing "${text}"`).not.toBeNull();
+  await sel.selectOption(value!);
+}
+
+async function panel(page: Page, id: string) {
+  await page.getByTestId(`nav-${id}`).click();
+  await expect(page.getByTestId(`panel-${id}`)).toBeVisible();
+}
+
+async function noErrors(page: Page) {
+  await expect(page.getByTestId('error-message')).toHaveCount(0);
+}
+
+test('a new user writes bytes with RDMA WRITE, then sees a remote access error explained', async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.goto(START);
+  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+
+  // ---- devices
+  await panel(page, 'devices');
+  const rowsBefore = await page.getByTestId('device-row').count();
+  for (const name of ['left', 'right']) {
+    await page.getByTestId('device-name').fill(name);
+    await page.getByTestId('create-device').click();
+    await expect(page.getByTestId('device-row').filter({ hasText: name })).toHaveCount(1);
+  }
+  await expect(page.getByTestId('device-row')).toHaveCount(rowsBefore + 2);
+  await noErrors(page);
+  for (const name of ['left', 'right']) {
+    const row = page.getByTestId('device-row').filter({ hasText: name });
+    await row.getByTestId('alloc-pd').click();
+    await expect(row).toContainText('pd ');
+  }
+  await page.getByTestId('device-row').filter({ hasText: 'left' }).click();
+  await expect(page.getByTestId('device-detail')).toContainText('IBV_DEVICE_');
+  await expect(page.getByTestId('real-devices')).toContainText('none found');
+  await page.screenshot({ path: `${SHOTS}/devices.png`, fullPage: true });
+
+  // ---- memory: two buffers, an MR on each
+  await panel(page, 'memory');
+  const bufs: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const before = await page.getByTestId('buffer-row').count();
+    await page.getByTestId('buffer-length').fill('4096');
+    await page.getByTestId('alloc-buffer').click();
+    await expect(page.getByTestId('buffer-row')).toHaveCount(before + 1);
+    bufs.push((await page.getByTestId('buffer-row').last().getAttribute('data-buffer'))!);
+  }
+  const [bufA, bufB] = bufs;
+  // validation as you type: REMOTE_WRITE without LOCAL_WRITE
+  await page.getByTestId('access-IBV_ACCESS_LOCAL_WRITE').uncheck();
+  await expect(page.getByTestId('validation-message')).toContainText('need');
+  await expect(page.getByTestId('reg-mr')).toBeDisabled();
+  await page.getByTestId('access-IBV_ACCESS_LOCAL_WRITE').check();
+  for (const [dev, buf] of [['left', bufA], ['right', bufB]] as const) {
+    const before = await page.getByTestId('key-row').count();
+    await selectContaining(page.getByTestId('mr-pd'), `(${dev})`);
+    await page.getByTestId('mr-buffer').selectOption(buf);
+    await page.getByTestId('reg-mr').click();
+    await expect(page.getByTestId('key-row')).toHaveCount(before + 1);
+  }
+  await noErrors(page);
+
+  // ---- queues: a CQ and an RC QP per device, connected
+  await panel(page, 'queues');
+  for (const dev of ['left', 'right']) {
+    const before = await page.getByTestId('cq-card').count();
+    await selectContaining(page.getByTestId('cq-device'), dev);
+    await page.getByTestId('create-cq').click();
+    await expect(page.getByTestId('cq-card')).toHaveCount(before + 1);
+  }
+  for (const dev of ['left', 'right']) {
+    const before = await page.getByTestId('qp-card').count();
+    await selectContaining(page.getByTestId('qp-pd'), `(${dev})`);
+    await page.getByTestId('qp-type').selectOption('IBV_QPT_RC');
+    await page.getByTestId('create-qp').click();
+    await expect(page.getByTestId('qp-card')).toHaveCount(before + 1);
+  }
+  await noErrors(page);
+  await selectContaining(page.getByTestId('connect-a'), 'on left');
+  await selectContaining(page.getByTestId('connect-b'), 'on right');
+  await page.getByTestId('connect-qps').click();
+  await noErrors(page);
+  await expect(page.getByTestId('qp-card').filter({ hasText: 'on left' }).getByTestId('qp-state-diagram')).toHaveAttribute('data-state', 'IBV_QPS_RTS');
+
+  // ---- write bytes into buffer A
+  await panel(page, 'memory');
+  await page.locator(`[data-testid="buffer-row"][data-buffer="${bufA}"]`).click();
+  await page.getByTestId('write-offset').fill('0');
+  await page.getByTestId('write-data').fill('cafebabe01020304');
+  await page.getByTestId('write-bytes').click();
+  const hexA = page.locator(`[data-testid="hex-view"][data-buffer="${bufA}"]`);
+  await expect(hexA.locator('.hb').nth(0)).toHaveText('ca');
+  await expect(hexA.locator('.hb').nth(7)).toHaveText('04');
+
+  // ---- RDMA WRITE A -> B
+  await panel(page, 'queues');
+  await selectContaining(page.getByTestId('send-qp'), 'on left');
+  await page.getByTestId('send-opcode').selectOption('IBV_WR_RDMA_WRITE');
+  await selectContaining(page.getByTestId('send-local-mr'), 'on left');
+  await page.getByTestId('send-length').fill('8');
+  await selectContaining(page.getByTestId('send-remote-mr'), 'on right');
+  await page.getByTestId('send-wrid').fill('1');
+  await page.getByTestId('post-send').click();
+  await noErrors(page);
+  await page.getByTestId('run-idle').click();
+  await expect(page.getByTestId('run-status')).toContainText('run');
+  const cqLeft = page.getByTestId('cq-card').filter({ hasText: 'on left' });
+  await expect(cqLeft.getByTestId('ring-entry').first()).toContainText('IBV_WC_SUCCESS');
+  await cqLeft.getByTestId('poll-cq').click();
+  await expect(cqLeft.getByTestId('wc-status').first()).toHaveText('IBV_WC_SUCCESS');
+  await page.screenshot({ path: `${SHOTS}/queues.png`, fullPage: true });
+
+  // ---- B's hex view shows the bytes, highlighted as written by the device
+  await panel(page, 'memory');
+  await page.locator(`[data-testid="buffer-row"][data-buffer="${bufB}"]`).click();
+  const hexB = page.locator(`[data-testid="hex-view"][data-buffer="${bufB}"]`);
+  await expect(hexB.locator('.hb').nth(0)).toHaveText('ca');
+  await expect(hexB.locator('.hb').nth(3)).toHaveText('be');
+  await expect(hexB.locator('.hb').nth(7)).toHaveText('04');
+  await expect(hexB.locator('.hb.changed').first()).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/memory.png`, fullPage: true });
+
+  // ---- packets on the wire
+  await panel(page, 'wire');
+  await expect(page.getByTestId('packet-row').filter({ hasText: 'RDMA Write' }).first()).toBeVisible();
+  await expect(page.getByTestId('packet-row').filter({ hasText: 'Acknowledge' }).first()).toBeVisible();
+  await page.getByTestId('packet-row').filter({ hasText: 'RDMA Write' }).first().click();
+  await expect(page.getByTestId('packet-detail')).toContainText('reth');
+  await expect(page.getByTestId('ladder-arrow').first()).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/wire.png`, fullPage: true });
+
+  // ---- wrong rkey: the responder refuses it
+  await panel(page, 'queues');
+  await selectContaining(page.getByTestId('send-qp'), 'on left');
+  await selectContaining(page.getByTestId('send-local-mr'), 'on left');
+  await selectContaining(page.getByTestId('send-remote-mr'), 'on right');
+  const good = (await page.getByTestId('send-rkey').inputValue()).trim();
+  const wrong = `0x${((parseInt(good, 16) ^ 0xff) >>> 0).toString(16).padStart(8, '0')}`;
+  await page.getByTestId('send-rkey').fill(wrong);
+  await page.getByTestId('send-wrid').fill('2');
+  await page.getByTestId('post-send').click();
+  await noErrors(page);
+  await page.getByTestId('run-idle').click();
+  await cqLeft.getByTestId('poll-cq').click();
+  const bad = cqLeft.getByTestId('wc').filter({ hasText: 'IBV_WC_REM_ACCESS_ERR' });
+  await expect(bad).toHaveCount(1);
+  await expect(bad.getByTestId('wc-explanation')).toContainText('the responder refused the rkey');
+  await expect(cqLeft.getByTestId('ring-entry').filter({ hasText: 'IBV_WC_REM_ACCESS_ERR' })).toHaveCount(1);
+  await page.screenshot({ path: `${SHOTS}/queues-rem-access-err.png`, fullPage: true });
+
+  // ---- the NAK on the wire, the event log, run controls
+  await panel(page, 'wire');
+  await expect(page.getByTestId('packet-row').filter({ hasText: 'NAK' }).first()).toBeVisible();
+  await panel(page, 'events');
+  await page.getByTestId('filter-kind').selectOption('KeyCheck');
+  await expect(page.getByTestId('event-row').first()).toBeVisible();
+  await page.screenshot({ path: `${SHOTS}/events.png`, fullPage: true });
+  await panel(page, 'run');
+  await page.screenshot({ path: `${SHOTS}/run.png`, fullPage: true });
+  await page.getByTestId('theme-toggle').click();
+  await panel(page, 'queues');
+  await page.screenshot({ path: `${SHOTS}/queues-dark.png`, fullPage: true });
+});
+
+test('an unbuilt or refused command shows its error next to the form that sent it', async ({ page }) => {
+  await page.goto(START);
+  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+  await panel(page, 'devices');
+  await page.getByTestId('device-name').fill('Bad Name');
+  await expect(page.getByTestId('validation-message')).toBeVisible();
+  await expect(page.getByTestId('create-device')).toBeDisabled();
+});
