@@ -178,6 +178,9 @@ class Session {
   bool step();                                     // run one engine action; false when idle
   uint64_t run(uint64_t max_steps = UINT64_MAX);   // run until idle (or max); returns steps taken
   uint64_t now_ns() const;
+  // free running: post_send / post_recv / post_srq_recv / poll_cq run the engine to idle on the calling thread
+  // (run-to-completion; virtual time still advances). Off by default (deterministic stepping).
+  void set_free_running(bool on);
 
   // observation
   std::vector<Event> drain_events(size_t max = SIZE_MAX);

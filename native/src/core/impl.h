@@ -36,6 +36,7 @@ enum class KeyState { Invalid, Free, Valid };
 inline const char* key_state_name(KeyState s) { return s == KeyState::Valid ? "valid" : s == KeyState::Free ? "free" : "invalid"; }
 
 struct Seg { uint64_t va; uint64_t len; };     // a piece of session memory (SG element of a fast-reg MR)
+struct Piece { uint8_t* p; uint64_t n; uint64_t va; };   // host pointer, length, session VA
 
 struct Mr {
   Handle h = 0, pd = 0, dev = 0;
@@ -119,7 +120,8 @@ struct Qp {
   uint64_t timer_gen = 0;                      // ACK timer generation (bumped to cancel)
   bool timer_armed = false;
   bool rnr_wait = false;
-  uint32_t comp_opcode_state = 0;
+  uint32_t comp_psn = 0;                        // oldest unacknowledged PSN
+  bool comm_est = false;
   // receive queue
   std::deque<RecvWr> rq;
   // responder
@@ -156,11 +158,11 @@ struct Action {
   uint64_t t = 0, seq = 0;
   enum Kind : uint8_t { ReqRun, Deliver, AckTimer, RnrTimer } kind = ReqRun;
   Handle qp = 0; uint64_t gen = 0;
-  Handle src_dev = 0, dst_dev = 0;
+  Handle src_dev = 0, dst_dev = 0; uint16_t ip_id = 0;
   std::vector<uint8_t> pkt;
 };
 
-struct PcapRec { uint64_t t; Handle src, dst; std::vector<uint8_t> pkt; };
+struct PcapRec { uint64_t t; Handle src, dst; uint16_t ip_id; std::vector<uint8_t> pkt; };
 
 class SessionImpl {
  public:
@@ -225,8 +227,8 @@ class SessionImpl {
   MwInfo mw_info(const Mw& w) const;
   // local access through an lkey (SGE): returns host pointer of each piece via callback; false + reason on failure
   struct KeyFail { uint32_t status = 0; std::string reason; };
-  bool mr_translate(Mr& m, uint64_t iova, uint64_t len, std::vector<std::pair<uint8_t*, uint64_t>>& out);
-  bool sge_pieces(Handle pd, const Sge& s, bool need_write, std::vector<std::pair<uint8_t*, uint64_t>>& out, std::string& why);
+  bool mr_translate(Mr& m, uint64_t iova, uint64_t len, std::vector<Piece>& out);
+  bool sge_pieces(Handle pd, const Sge& s, bool need_write, std::vector<Piece>& out, std::string& why);
   bool copy_from_sges(Handle pd, const std::vector<Sge>& sg, uint64_t off, uint8_t* dst, uint64_t len, std::string& why);
   int copy_to_sges(Handle pd, Handle dev, const std::vector<Sge>& sg, uint64_t off, const uint8_t* src, uint64_t len, std::string& why);  // 0 ok, -1 key error, -2 too small
   // remote key check chain (resp.cpp uses); on success sets mr and translated va
@@ -256,14 +258,24 @@ class SessionImpl {
   void on_rnr_timer(Qp& q, uint64_t gen);
   void send_packet(Qp& q, wire::Packet& p, Handle dst_dev);
   void send_packet_raw(Handle src_dev, Handle dst_dev, wire::Packet& p);
-  void deliver(Handle src, Handle dst, std::vector<uint8_t>& bytes);
+  void deliver(Handle src, Handle dst, uint16_t ip_id, std::vector<uint8_t>& bytes);
   void responder(Qp& q, const wire::Packet& p, Handle src_dev);
   void completer(Qp& q, const wire::Packet& p);
   void complete_wqe(Qp& q, SendWqe& w, uint32_t status);
   void comp_drain(Qp& q);
   void send_ack(Qp& q, uint8_t syndrome, uint32_t psn, Handle dst);
-  wire::Framing framing(Handle src, Handle dst);
+  wire::Framing framing(Handle src, Handle dst, uint16_t ip_id);
+  void nak(Qp& q, uint8_t code, uint32_t psn, Handle dst, const std::string& why, uint32_t recv_status);
+  void send_read_responses(Qp& q, const RespRes& r, uint32_t from_psn, Handle dst);
+  void duplicate(Qp& q, const wire::Packet& p, Handle src);
+  void ud_receive(Qp& q, const wire::Packet& p, Handle src, uint16_t ip_id);
+  void complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t inv_rkey, bool solicited, uint32_t src_qp);
+  uint32_t comp_psn_of(const Qp& q) const;
+  std::vector<uint8_t> scratch;
+  wire::Packet rx;
   Handle peer_dev(const Qp& q) const { return q.attr.dest_device; }
+
+  PostResult post_send_impl(Handle qp, const std::vector<SendWr>& wrs, bool internal);
 
   // ---- engine (engine.cpp)
   void push(Action a);

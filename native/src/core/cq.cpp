@@ -1,0 +1,113 @@
+// Completion queues (rxe_cq.c): poll, overflow -> IBV_EVENT_CQ_ERR, one-shot arming (next / solicited),
+// completion-channel events with ack accounting, kernel IB_CQ_REPORT_MISSED_EVENTS.
+#include <cerrno>
+
+#include "core/impl.h"
+
+namespace vl {
+
+void SessionImpl::async_event(Handle devh, Handle obj, const char* kind, uint32_t type, std::string text) {
+  if (!capture) return;
+  auto& e = emit(EventKind::AsyncEvent, devh, obj, kind, std::move(text));
+  e.a = type;
+}
+
+bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err) {
+  if (c.q.size() >= c.cqe) {
+    c.error = true;
+    async_event(c.dev, c.h, "cq", EVENT_CQ_ERR, "IBV_EVENT_CQ_ERR: CQ overrun (" + std::to_string(c.cqe) + " entries)");
+    return false;
+  }
+  c.q.push_back(wc);
+  if (capture) {
+    auto& e = emit(EventKind::Cqe, c.dev, c.h, "cq", std::string(wc_status_name(wc.status)) + " wr_id " + std::to_string(wc.wr_id));
+    e.wc = wc; e.a = wc.status; e.b = wc.opcode; e.c = wc.qp_num; e.d = c.q.size();
+  }
+  if (c.notify == 2 || (c.notify == 1 && (solicited || wc.status != WC_SUCCESS))) {
+    c.notify = 0;
+    if (c.channel) {
+      if (Device* d = dev(c.dev)) d->channel.push_back(c.h);
+      if (capture) { auto& e = emit(EventKind::CompEvent, c.dev, c.h, "cq", "completion event"); e.a = solicited; }
+    }
+  }
+  return true;
+}
+
+Result<Handle> Session::create_cq(Handle devh, uint32_t cqe, bool with_channel) {
+  auto& S = *impl_;
+  Device* d = S.dev(devh);
+  if (!d) return rfail<Handle>(ENOENT, "dev: no device with handle " + std::to_string(devh));
+  if (cqe < 1 || cqe > d->profile.max_cqe) return rfail<Handle>(EINVAL, "cqe: must be 1.." + std::to_string(d->profile.max_cqe));
+  if (d->n_cq >= d->profile.max_cq) return rfail<Handle>(ENOMEM, "max_cq reached");
+  Cq c; c.h = S.new_handle(); c.dev = devh; c.cqe = cqe; c.channel = with_channel;
+  S.cqs.emplace(c.h, c);
+  d->n_cq++;
+  if (S.capture) { auto& e = S.emit(EventKind::ObjectCreated, devh, c.h, "cq", "CQ of " + std::to_string(cqe) + " entries"); e.a = cqe; e.b = with_channel; }
+  return rok(c.h);
+}
+
+Status Session::destroy_cq(Handle cqh) {
+  auto& S = *impl_;
+  Cq* c = S.cq(cqh);
+  if (!c) return fail(ENOENT, "cq: no CQ with handle " + std::to_string(cqh));
+  for (auto& [h, q] : S.qps)
+    if (q.init.send_cq == cqh || q.init.recv_cq == cqh) return fail(EBUSY, "cq: still used by QP " + hex(q.qpn));
+  if (c->events_unacked) return fail(EBUSY, "cq: " + std::to_string(c->events_unacked) + " completion event(s) not acknowledged");
+  if (Device* d = S.dev(c->dev)) {
+    d->n_cq--;
+    std::erase(d->channel, cqh);
+  }
+  S.emit_obj(EventKind::ObjectDestroyed, c->dev, cqh, "cq");
+  S.cqs.erase(cqh);
+  return ok();
+}
+
+Status Session::req_notify_cq(Handle cqh, bool solicited_only) {
+  auto& S = *impl_;
+  Cq* c = S.cq(cqh);
+  if (!c) return fail(ENOENT, "cq: no CQ with handle " + std::to_string(cqh));
+  c->notify |= solicited_only ? 1 : 2;
+  if (c->notify & 2) c->notify = 2;
+  if (S.capture) { auto& e = S.emit(EventKind::CqArmed, c->dev, cqh, "cq", solicited_only ? "armed (solicited)" : "armed (next completion)"); e.a = solicited_only; }
+  return ok();
+}
+
+Result<int> Session::req_notify_cq_report_missed(Handle cqh, bool solicited_only) {
+  auto st = req_notify_cq(cqh, solicited_only);
+  if (!st.ok()) return rfail<int>(st.err, st.msg);
+  return rok(impl_->cq(cqh)->q.empty() ? 0 : 1);   // rxe: > 0 iff the CQ is not empty
+}
+
+std::vector<Wc> Session::poll_cq(Handle cqh, uint32_t max) {
+  auto& S = *impl_;
+  std::vector<Wc> out;
+  Cq* c = S.cq(cqh);
+  if (!c) return out;
+  if (S.free_running) S.run_to_idle();
+  uint32_t n = std::min<uint64_t>(max, c->q.size());
+  out.reserve(n);
+  for (uint32_t i = 0; i < n; i++) { out.push_back(c->q.front()); c->q.pop_front(); }
+  return out;
+}
+
+Result<Handle> Session::get_cq_event(Handle devh) {
+  auto& S = *impl_;
+  Device* d = S.dev(devh);
+  if (!d) return rfail<Handle>(ENOENT, "dev: no device with handle " + std::to_string(devh));
+  if (d->channel.empty()) return rfail<Handle>(ENOENT, "no completion event pending");
+  Handle h = d->channel.front();
+  d->channel.pop_front();
+  if (Cq* c = S.cq(h)) c->events_unacked++;
+  return rok(h);
+}
+
+Status Session::ack_cq_events(Handle cqh, uint32_t n) {
+  auto& S = *impl_;
+  Cq* c = S.cq(cqh);
+  if (!c) return fail(ENOENT, "cq: no CQ with handle " + std::to_string(cqh));
+  if (n > c->events_unacked) return fail(EINVAL, "n: only " + std::to_string(c->events_unacked) + " event(s) to acknowledge");
+  c->events_unacked -= n;
+  return ok();
+}
+
+}  // namespace vl

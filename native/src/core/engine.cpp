@@ -1,0 +1,78 @@
+// The engine: a virtual clock and a priority queue of actions (requester runs, packet deliveries, ACK and RNR
+// timers). step() runs exactly one action; run() until idle. Free-running mode runs to completion on the
+// posting thread (post_send / post_recv / poll_cq drive the engine).
+#include <algorithm>
+
+#include "core/impl.h"
+
+namespace vl {
+
+static bool later(const Action& a, const Action& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+
+void SessionImpl::push(Action a) {
+  a.seq = action_seq++;
+  heap.push_back(std::move(a));
+  std::push_heap(heap.begin(), heap.end(), later);
+}
+
+bool SessionImpl::step() {
+  if (heap.empty()) return false;
+  std::pop_heap(heap.begin(), heap.end(), later);
+  Action a = std::move(heap.back());
+  heap.pop_back();
+  if (a.t > now) now = a.t;
+  switch (a.kind) {
+    case Action::ReqRun:
+      if (Qp* q = qp(a.qp)) { q->req_scheduled = false; req_run(*q); }
+      break;
+    case Action::Deliver:
+      deliver(a.src_dev, a.dst_dev, a.ip_id, a.pkt);
+      break;
+    case Action::AckTimer:
+      if (Qp* q = qp(a.qp)) on_ack_timer(*q, a.gen);
+      break;
+    case Action::RnrTimer:
+      if (Qp* q = qp(a.qp)) on_rnr_timer(*q, a.gen);
+      break;
+  }
+  return true;
+}
+
+void SessionImpl::run_to_idle() {
+  static thread_local int depth = 0;
+  if (depth) return;                               // no re-entry from inside an action
+  depth++;
+  while (step()) {}
+  depth--;
+}
+
+void Session::set_faults(const FaultConfig& f) {
+  auto& S = *impl_;
+  FaultConfig c = f;
+  auto clamp = [](double v) { return v < 0 ? 0 : v > 1 ? 1 : v; };
+  c.loss = clamp(c.loss); c.duplicate = clamp(c.duplicate); c.reorder = clamp(c.reorder); c.delay = clamp(c.delay);
+  S.faults = c;
+  if (S.capture) {
+    auto& e = S.emit(EventKind::Log, 0, 0, "session", "faults: loss " + std::to_string(c.loss) + " dup " + std::to_string(c.duplicate) +
+                                                          " reorder " + std::to_string(c.reorder) + " delay " + std::to_string(c.delay));
+    e.a = static_cast<uint64_t>(c.loss * 1e6); e.b = static_cast<uint64_t>(c.duplicate * 1e6);
+    e.c = static_cast<uint64_t>(c.reorder * 1e6); e.d = c.delay_ns;
+  }
+}
+
+bool Session::step() { return impl_->step(); }
+
+uint64_t Session::run(uint64_t max_steps) {
+  uint64_t n = 0;
+  while (n < max_steps && impl_->step()) n++;
+  return n;
+}
+
+uint64_t Session::now_ns() const { return impl_->now; }
+
+void Session::set_free_running(bool on) {
+  impl_->free_running = on;
+  if (on) impl_->run_to_idle();
+}
+
+}  // namespace vl

@@ -1,0 +1,316 @@
+// Memory regions: registration, re-registration, fast-registration MRs (ib_alloc_mr / ib_map_mr_sg),
+// key allocation and local (lkey) translation. Behaviour follows rxe_mr.c and core verbs.c.
+#include <cerrno>
+
+#include "core/impl.h"
+
+namespace vl {
+
+static constexpr uint32_t kKnownAccess = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ |
+                                         ACCESS_REMOTE_ATOMIC | ACCESS_MW_BIND | ACCESS_ZERO_BASED;
+static constexpr uint32_t kOptionalAccess = 0xFFF00000u;   // IBV_ACCESS_OPTIONAL_RANGE: ignored
+
+uint8_t SessionImpl::new_key_byte(Device& d, uint8_t old, bool first) {
+  const std::string& pol = d.profile.key_byte_policy;
+  if (pol == "random") {
+    for (;;) {                                     // rxe_get_next_key: random, never the previous value
+      uint8_t b = static_cast<uint8_t>(rng() & 0xff);
+      if (first || b != old) return b;
+    }
+  }
+  if (pol == "increment") return first ? d.key_counter++ : static_cast<uint8_t>(old + 1);
+  return first ? 0 : static_cast<uint8_t>(old + 1);  // "zero": starts at 0, ib_inc_rkey on reuse
+}
+
+Mr* SessionImpl::mr_by_key(Handle devh, uint32_t key) {
+  Device* d = dev(devh);
+  if (!d) return nullptr;
+  auto it = d->mr_by_index.find(key >> 8);
+  return it == d->mr_by_index.end() ? nullptr : mr(it->second);
+}
+Mw* SessionImpl::mw_by_key(Handle devh, uint32_t key) {
+  Device* d = dev(devh);
+  if (!d) return nullptr;
+  auto it = d->mw_by_index.find(key >> 8);
+  return it == d->mw_by_index.end() ? nullptr : mw(it->second);
+}
+
+MrInfo SessionImpl::mr_info(const Mr& m) const {
+  MrInfo i;
+  i.handle = m.h; i.pd = m.pd; i.lkey = m.lkey; i.rkey = m.rkey; i.addr = m.addr; i.length = m.length;
+  i.iova = m.iova; i.access = m.access; i.kind = m.kind; i.state = key_state_name(m.state); i.sg = m.sg;
+  return i;
+}
+
+static std::string check_access(const Profile& p, uint32_t access) {
+  uint32_t a = access & ~kOptionalAccess;
+  if (a & ~kKnownAccess) return "access: unsupported bits " + hex(a & ~kKnownAccess);
+  if ((a & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC)) && !(a & ACCESS_LOCAL_WRITE))
+    return std::string("access: ") + ((a & ACCESS_REMOTE_WRITE) ? "REMOTE_WRITE" : "REMOTE_ATOMIC") +
+           " requires LOCAL_WRITE";
+  return {};
+}
+
+Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint32_t access, std::optional<uint64_t> iova) {
+  auto& S = *impl_;
+  Pd* p = S.pd(pdh);
+  if (!p) return rfail<MrInfo>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
+  Device& d = *S.dev(p->dev);
+  if (auto e = check_access(d.profile, access); !e.empty()) return rfail<MrInfo>(EINVAL, e);
+  if ((access & ACCESS_MW_BIND) && !(d.profile.device_cap_flags & DEVICE_MEM_WINDOW))
+    return rfail<MrInfo>(EOPNOTSUPP, "access: MW_BIND needs IBV_DEVICE_MEM_WINDOW, which " + d.name + " lacks");
+  if ((access & ACCESS_ZERO_BASED) && !d.profile.zero_based_mr)
+    return rfail<MrInfo>(EOPNOTSUPP, "access: ZERO_BASED MRs are not supported by profile " + d.profile.name);
+  if (length == 0) return rfail<MrInfo>(EINVAL, "length: must be > 0");
+  if (length > d.profile.max_mr_size) return rfail<MrInfo>(EINVAL, "length: larger than max_mr_size");
+  if (!S.host(addr, length))
+    return rfail<MrInfo>(EFAULT, "addr: range " + hex(addr) + "+" + std::to_string(length) + " is not inside one buffer");
+  if (d.n_mr >= d.profile.max_mr) return rfail<MrInfo>(ENOMEM, "max_mr (" + std::to_string(d.profile.max_mr) + ") reached");
+  if (d.next_mr_index >= kMwIndexBase) return rfail<MrInfo>(ENOMEM, "MR key index space exhausted");
+  Mr m;
+  m.h = S.new_handle(); m.pd = pdh; m.dev = p->dev; m.index = d.next_mr_index++;
+  uint8_t kb = S.new_key_byte(d, 0, true);
+  m.lkey = m.rkey = (m.index << 8) | kb;
+  m.addr = addr; m.length = length; m.access = access & kKnownAccess;
+  m.zero_based = access & ACCESS_ZERO_BASED;
+  m.iova = m.zero_based ? 0 : iova.value_or(addr);
+  m.state = KeyState::Valid; m.kind = "user";
+  d.mr_by_index[m.index] = m.h;
+  d.n_mr++; p->users++;
+  MrInfo info = S.mr_info(m);
+  if (S.capture) {
+    auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr",
+                     "MR lkey " + key_text(m.lkey) + " rkey " + key_text(m.rkey) + " [" + hex(addr) + ", +" + std::to_string(length) + ")");
+    e.a = m.lkey; e.b = m.rkey; e.c = addr; e.d = length;
+  }
+  S.mrs.emplace(m.h, std::move(m));
+  return rok(info);
+}
+
+Result<MrInfo> Session::rereg_mr(Handle mrh, uint32_t flags, Handle pdh, uint64_t addr, uint64_t length, uint32_t access) {
+  auto& S = *impl_;
+  Mr* m = S.mr(mrh);
+  if (!m) return rfail<MrInfo>(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
+  Device& d = *S.dev(m->dev);
+  constexpr uint32_t kTrans = 1, kPd = 2, kAcc = 4;
+  if (flags == 0 || (flags & ~7u)) return rfail<MrInfo>(EINVAL, "flags: must be a non-empty subset of CHANGE_TRANSLATION|CHANGE_PD|CHANGE_ACCESS");
+  if (m->kind != "user") return rfail<MrInfo>(EINVAL, "mr: only user MRs can be re-registered");
+  if (m->bound_mws) return rfail<MrInfo>(EBUSY, "mr: " + std::to_string(m->bound_mws) + " memory window(s) bound");
+  if ((flags & kTrans) && d.profile.name == "rxe")
+    return rfail<MrInfo>(EOPNOTSUPP, "flags: rxe supports only CHANGE_PD and CHANGE_ACCESS");
+  Pd* np = nullptr;
+  if (flags & kPd) {
+    np = S.pd(pdh);
+    if (!np) return rfail<MrInfo>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
+    if (np->dev != m->dev) return rfail<MrInfo>(EINVAL, "pd: PD belongs to another device");
+  }
+  uint32_t nacc = m->access;
+  if (flags & kAcc) {
+    if (auto e = check_access(d.profile, access); !e.empty()) return rfail<MrInfo>(EINVAL, e);
+    if ((access & ACCESS_ZERO_BASED) && !d.profile.zero_based_mr)
+      return rfail<MrInfo>(EOPNOTSUPP, "access: ZERO_BASED MRs are not supported by profile " + d.profile.name);
+    if ((access & ACCESS_MW_BIND) && !(d.profile.device_cap_flags & DEVICE_MEM_WINDOW))
+      return rfail<MrInfo>(EOPNOTSUPP, "access: MW_BIND needs IBV_DEVICE_MEM_WINDOW");
+    nacc = access & kKnownAccess;
+  }
+  if (flags & kTrans) {
+    if (length == 0) return rfail<MrInfo>(EINVAL, "length: must be > 0");
+    if (!S.host(addr, length)) return rfail<MrInfo>(EFAULT, "addr: range " + hex(addr) + "+" + std::to_string(length) + " is not inside one buffer");
+  }
+  // commit
+  if (np) { S.pd(m->pd)->users--; np->users++; m->pd = pdh; }
+  m->access = nacc;
+  m->zero_based = nacc & ACCESS_ZERO_BASED;
+  if (flags & kTrans) { m->addr = addr; m->length = length; m->iova = addr; }
+  if (m->zero_based) m->iova = 0;
+  else if (flags & kAcc && m->iova == 0) m->iova = m->addr;
+  uint8_t kb = S.new_key_byte(d, m->lkey & 0xff, false);    // key byte advances on re-registration
+  m->lkey = m->rkey = (m->index << 8) | kb;
+  m->state = KeyState::Valid;
+  if (S.capture) {
+    auto& e = S.emit(EventKind::ObjectModified, m->dev, m->h, "mr", "MR re-registered, key now " + key_text(m->lkey));
+    e.a = m->lkey; e.b = m->rkey; e.c = flags;
+  }
+  return rok(S.mr_info(*m));
+}
+
+Status Session::dereg_mr(Handle mrh) {
+  auto& S = *impl_;
+  Mr* m = S.mr(mrh);
+  if (!m) return fail(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
+  if (m->bound_mws) return fail(EBUSY, "mr: " + std::to_string(m->bound_mws) + " memory window(s) still bound to MR " + key_text(m->lkey));
+  Device& d = *S.dev(m->dev);
+  d.mr_by_index.erase(m->index);
+  d.n_mr--;
+  S.pd(m->pd)->users--;
+  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, m->dev, mrh, "mr", "MR " + key_text(m->lkey)); e.a = m->lkey; }
+  S.mrs.erase(mrh);
+  return ok();
+}
+
+Result<MrInfo> Session::alloc_mr(Handle pdh, uint32_t max_num_sg, bool indirect) {
+  auto& S = *impl_;
+  Pd* p = S.pd(pdh);
+  if (!p) return rfail<MrInfo>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
+  Device& d = *S.dev(p->dev);
+  if (!(d.profile.device_cap_flags & DEVICE_MEM_MGT_EXTENSIONS))
+    return rfail<MrInfo>(EOPNOTSUPP, "alloc_mr: fast registration needs IBV_DEVICE_MEM_MGT_EXTENSIONS, which " + d.name + " lacks");
+  if (indirect && !d.profile.indirect_reg)
+    return rfail<MrInfo>(EOPNOTSUPP, "indirect: IB_MR_TYPE_SG_GAPS is not supported by profile " + d.profile.name);
+  if (max_num_sg == 0 || max_num_sg > d.profile.max_fast_reg_page_list_len)
+    return rfail<MrInfo>(EINVAL, "max_num_sg: must be 1.." + std::to_string(d.profile.max_fast_reg_page_list_len));
+  if (d.n_mr >= d.profile.max_mr) return rfail<MrInfo>(ENOMEM, "max_mr reached");
+  Mr m;
+  m.h = S.new_handle(); m.pd = pdh; m.dev = p->dev; m.index = d.next_mr_index++;
+  m.lkey = m.rkey = (m.index << 8) | S.new_key_byte(d, 0, true);
+  m.kind = indirect ? "indirect" : "fast_reg";
+  m.state = KeyState::Free;
+  m.max_num_sg = max_num_sg;
+  d.mr_by_index[m.index] = m.h;
+  d.n_mr++; p->users++;
+  MrInfo info = S.mr_info(m);
+  if (S.capture) {
+    auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr", std::string(m.kind) + " MR " + key_text(m.lkey) + " (free)");
+    e.a = m.lkey; e.b = m.rkey; e.c = max_num_sg;
+  }
+  S.mrs.emplace(m.h, std::move(m));
+  return rok(info);
+}
+
+Result<uint32_t> Session::map_mr_sg(Handle mrh, const std::vector<Sge>& sg, uint32_t page_size) {
+  auto& S = *impl_;
+  Mr* m = S.mr(mrh);
+  if (!m) return rfail<uint32_t>(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
+  if (m->kind == "user") return rfail<uint32_t>(EINVAL, "mr: not a fast-registration MR (use alloc_mr)");
+  Device& d = *S.dev(m->dev);
+  if (sg.empty()) return rfail<uint32_t>(EINVAL, "sg: empty list");
+  bool indirect = m->kind == "indirect";
+  if (!indirect) {
+    if (page_size < 4096 || (page_size & (page_size - 1)) || !(d.profile.page_size_cap & page_size))
+      return rfail<uint32_t>(EINVAL, "page_size: " + std::to_string(page_size) + " not in page_size_cap");
+  }
+  for (size_t i = 0; i < sg.size(); i++) {
+    if (sg[i].length == 0) return rfail<uint32_t>(EINVAL, "sg[" + std::to_string(i) + "].length: zero");
+    if (!S.host(sg[i].addr, sg[i].length))
+      return rfail<uint32_t>(EFAULT, "sg[" + std::to_string(i) + "]: range " + hex(sg[i].addr) + "+" + std::to_string(sg[i].length) + " is not inside one buffer");
+  }
+  std::vector<Seg> segs;
+  std::vector<Sge> used;
+  uint32_t n = 0;
+  if (indirect) {
+    for (auto& s : sg) {                           // KLM-like list: byte granular, one entry per element
+      if (n >= m->max_num_sg) break;
+      segs.push_back({s.addr, s.length}); used.push_back(s); n++;
+    }
+  } else {
+    // ib_sg_to_pages: first element may start at an offset, the last may end early, every boundary in between
+    // page aligned on both sides unless contiguous; stop at the first element that breaks the rule or would
+    // exceed max_num_sg pages.
+    uint64_t ps = page_size, npages = 0;
+    for (size_t i = 0; i < sg.size(); i++) {
+      const Sge& s = sg[i];
+      uint64_t start_page = s.addr & ~(ps - 1), end_page = (s.addr + s.length - 1) & ~(ps - 1);
+      uint64_t pages = (end_page - start_page) / ps + 1;
+      if (i > 0) {
+        uint64_t prev_end = sg[i - 1].addr + sg[i - 1].length;
+        bool contiguous = s.addr == prev_end;
+        if (((prev_end & (ps - 1)) || (s.addr & (ps - 1))) && !contiguous) break;
+        if (contiguous && (prev_end & (ps - 1))) pages--;   // shares the previous element's last page
+      }
+      if (npages + pages > m->max_num_sg) break;
+      npages += pages;
+      if (!segs.empty() && segs.back().va + segs.back().len == s.addr) segs.back().len += s.length;
+      else segs.push_back({s.addr, s.length});
+      used.push_back(s); n++;
+    }
+  }
+  if (n) {
+    m->segs = std::move(segs); m->sg = std::move(used); m->mapped = true;
+    m->iova = sg[0].addr; m->addr = sg[0].addr;
+    m->length = 0;
+    for (auto& s : m->segs) m->length += s.len;
+  }
+  if (S.capture) {
+    auto& e = S.emit(EventKind::ObjectModified, m->dev, m->h, "mr",
+                     "map_mr_sg: " + std::to_string(n) + " of " + std::to_string(sg.size()) + " element(s) mapped");
+    e.a = n; e.b = sg.size(); e.c = m->iova; e.d = m->length;
+  }
+  return rok(n);
+}
+
+std::optional<MrInfo> Session::mr_info(Handle mrh) const {
+  auto it = impl_->mrs.find(mrh);
+  if (it == impl_->mrs.end()) return std::nullopt;
+  return impl_->mr_info(it->second);
+}
+
+bool SessionImpl::mr_translate(Mr& m, uint64_t iova, uint64_t len, std::vector<Piece>& out) {
+  if (iova < m.iova || iova - m.iova > m.length || len > m.length - (iova - m.iova)) return false;
+  uint64_t off = iova - m.iova;
+  if (len == 0) return true;
+  if (m.kind == "user") {
+    uint8_t* p = host(m.addr + off, len);
+    if (!p) return false;
+    out.push_back({p, len, m.addr + off});
+    return true;
+  }
+  for (auto& s : m.segs) {
+    if (off >= s.len) { off -= s.len; continue; }
+    uint64_t n = std::min(len, s.len - off);
+    uint8_t* p = host(s.va + off, n);
+    if (!p) return false;
+    out.push_back({p, n, s.va + off});
+    len -= n; off = 0;
+    if (!len) return true;
+  }
+  return len == 0;
+}
+
+bool SessionImpl::sge_pieces(Handle pdh, const Sge& s, bool need_write, std::vector<Piece>& out, std::string& why) {
+  if (s.length == 0) return true;
+  Pd* p = pd(pdh);
+  Mr* m = p ? mr_by_key(p->dev, s.lkey) : nullptr;
+  if (!m) { why = "lkey " + key_text(s.lkey) + ": no MR with index " + hex(s.lkey >> 8); return false; }
+  if (m->lkey != s.lkey) { why = "lkey " + key_text(s.lkey) + ": key byte " + hex(s.lkey & 0xff, 2) + " != " + hex(m->lkey & 0xff, 2); return false; }
+  if (m->state != KeyState::Valid) { why = "lkey " + key_text(s.lkey) + ": MR is " + key_state_name(m->state); return false; }
+  if (m->pd != pdh) { why = "lkey " + key_text(s.lkey) + ": PD mismatch"; return false; }
+  if (need_write && !(m->access & ACCESS_LOCAL_WRITE)) { why = "lkey " + key_text(s.lkey) + ": needs LOCAL_WRITE"; return false; }
+  if (!mr_translate(*m, s.addr, s.length, out)) { why = "lkey " + key_text(s.lkey) + ": range " + hex(s.addr) + "+" + std::to_string(s.length) + " outside MR"; return false; }
+  return true;
+}
+
+bool SessionImpl::copy_from_sges(Handle pdh, const std::vector<Sge>& sg, uint64_t off, uint8_t* dst, uint64_t len, std::string& why) {
+  std::vector<Piece> pieces;
+  for (auto& s : sg) {
+    if (!len) break;
+    if (off >= s.length) { off -= s.length; continue; }
+    uint64_t n = std::min<uint64_t>(len, s.length - off);
+    pieces.clear();
+    Sge part{s.addr + off, static_cast<uint32_t>(n), s.lkey};
+    if (!sge_pieces(pdh, part, false, pieces, why)) return false;
+    for (auto& pc : pieces) { std::memcpy(dst, pc.p, pc.n); dst += pc.n; }
+    len -= n; off = 0;
+  }
+  if (len) { why = "SGE list shorter than the message"; return false; }
+  return true;
+}
+
+int SessionImpl::copy_to_sges(Handle pdh, Handle devh, const std::vector<Sge>& sg, uint64_t off, const uint8_t* src, uint64_t len, std::string& why) {
+  uint64_t total = 0;
+  for (auto& s : sg) total += s.length;
+  if (off + len > total) { why = "message longer than the receive buffers (" + std::to_string(total) + " bytes)"; return -2; }
+  std::vector<Piece> pieces;
+  for (auto& s : sg) {
+    if (!len) break;
+    if (off >= s.length) { off -= s.length; continue; }
+    uint64_t n = std::min<uint64_t>(len, s.length - off);
+    pieces.clear();
+    Sge part{s.addr + off, static_cast<uint32_t>(n), s.lkey};
+    if (!sge_pieces(pdh, part, true, pieces, why)) return -1;
+    for (auto& pc : pieces) { std::memcpy(pc.p, src, pc.n); src += pc.n; note_write(devh, pc.va, pc.n); }
+    len -= n; off = 0;
+  }
+  return 0;
+}
+
+}  // namespace vl

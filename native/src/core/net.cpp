@@ -1,0 +1,109 @@
+// The wire between devices: every packet is encoded with the RoCEv2 codec (BTH..ICRC over synthetic IPv4/UDP
+// framing taken from the devices' GIDs), subject to seeded faults, and decoded + ICRC-checked by the receiver.
+#include <cerrno>
+
+#include "core/impl.h"
+
+namespace vl {
+
+wire::Framing SessionImpl::framing(Handle src, Handle dst, uint16_t ip_id) {
+  wire::Framing f;
+  Device* s = dev(src);
+  Device* d = dev(dst);
+  if (s) std::memcpy(f.src_ip, s->gids[1].gid + 12, 4);
+  if (d) std::memcpy(f.dst_ip, d->gids[1].gid + 12, 4);
+  f.ip_id = ip_id;
+  return f;
+}
+
+void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev) { send_packet_raw(q.dev, dst_dev, p); }
+
+void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
+  Action a;
+  a.kind = Action::Deliver; a.src_dev = src; a.dst_dev = dst; a.ip_id = ip_id++;
+  wire::Framing f = framing(src, dst, a.ip_id);
+  wire::encode(p, f, a.pkt);
+  if (capture) {
+    auto& e = emit(EventKind::PacketSent, src, 0, "packet", wire::opcode_name(p.opcode));
+    e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = dst;
+    e.pkt = a.pkt;
+    pcap.push_back({now, src, dst, a.ip_id, a.pkt});
+  }
+  uint64_t t = now + wire_latency_ns;
+  bool dup = false;
+  if (faults.loss > 0 || faults.duplicate > 0 || faults.reorder > 0 || faults.delay > 0) {
+    std::uniform_real_distribution<double> u(0, 1);
+    double r_loss = u(fault_rng), r_dup = u(fault_rng), r_reo = u(fault_rng), r_del = u(fault_rng);
+    if (r_loss < faults.loss) {
+      if (capture) {
+        auto& e = emit(EventKind::Fault, src, 0, "packet", std::string("loss: ") + wire::opcode_name(p.opcode) + " PSN " + std::to_string(p.psn));
+        e.a = 0; e.b = p.dest_qp; e.c = p.psn; e.d = dst;
+      }
+      return;
+    }
+    if (r_reo < faults.reorder) {
+      t += 3 * wire_latency_ns + (fault_rng() % 4) * wire_latency_ns;
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "reorder: PSN " + std::to_string(p.psn)); e.a = 2; e.c = p.psn; e.d = dst; }
+    }
+    if (r_del < faults.delay) {
+      t += faults.delay_ns;
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "delay: PSN " + std::to_string(p.psn)); e.a = 3; e.c = p.psn; e.d = dst; }
+    }
+    if (r_dup < faults.duplicate) {
+      dup = true;
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = 1; e.c = p.psn; e.d = dst; }
+    }
+  }
+  a.t = t;
+  if (dup) { Action b = a; b.t = t + wire_latency_ns / 2; push(std::move(b)); }
+  push(std::move(a));
+}
+
+void SessionImpl::deliver(Handle src, Handle dst, uint16_t ipid, std::vector<uint8_t>& bytes) {
+  auto drop = [&](const std::string& why) {
+    if (!capture) return;
+    auto& e = emit(EventKind::PacketDropped, dst, 0, "packet", why);
+    e.pkt = bytes;
+  };
+  if (!dev(dst)) return drop("destination device gone");
+  std::string err;
+  wire::Packet& p = rx;
+  p = wire::Packet{};
+  if (!wire::decode(bytes.data(), bytes.size(), p, &err)) return drop("malformed: " + err);
+  wire::Framing f = framing(src, dst, ipid);
+  uint32_t crc = wire::icrc(f, bytes.data(), bytes.size());
+  if (crc != p.icrc) return drop("bad ICRC " + hex(p.icrc, 8) + " != " + hex(crc, 8));
+  Qp* q = qp_by_qpn(dst, p.dest_qp);
+  if (!q) return drop("no QP " + hex(p.dest_qp) + " on the destination device");
+  if (capture) {
+    auto& e = emit(EventKind::PacketReceived, dst, q->h, "qp", wire::opcode_name(p.opcode));
+    e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = src;
+    e.pkt = bytes;
+  }
+  uint32_t m = wire::opcode_mask(p.opcode);
+  if (m & wire::H_REQ) {
+    if (q->init.qp_type == QPT_UD) ud_receive(*q, p, src, ipid);
+    else responder(*q, p, src);
+  } else {
+    completer(*q, p);
+  }
+}
+
+Status Session::write_pcap(const std::string& path) const {
+  auto& S = *impl_;
+  wire::PcapWriter w;
+  std::string err;
+  if (!w.open(path, &err)) return fail(EIO, "path: " + err);
+  std::vector<uint8_t> fr;
+  for (auto& r : S.pcap) {
+    wire::Framing f = S.framing(r.src, r.dst, r.ip_id);
+    const Device* s = S.dev(r.src);
+    const Device* d = S.dev(r.dst);
+    wire::frame(f, r.pkt.data(), r.pkt.size(), fr, s ? s->mac : nullptr, d ? d->mac : nullptr);
+    w.write(r.t, fr.data(), fr.size());
+  }
+  w.close();
+  return ok();
+}
+
+}  // namespace vl
