@@ -1,0 +1,213 @@
+#!/usr/bin/env node
+// npm test: installs what is missing, then runs every suite and ends with one line "N passed, N failed".
+//   (a) C++ unit tests (gtest, release)   (b) the same under ASan+UBSan   (c) tsc (main + Electron configs)
+//   (d) vitest (app/**, renderer/** *.test.ts)   (e) scenarios (e2e/scenarios/*.json)   (f) Playwright e2e
+// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e)
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const results = path.join(root, 'build', 'test-results');
+fs.mkdirSync(results, { recursive: true });
+const argv = process.argv.slice(2);
+const onlyArg = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] ?? '' : '';
+const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e' };
+const only = new Set(onlyArg.split(',').filter(Boolean).map((s) => SUITES[s] ?? s));
+const want = (name) => only.size === 0 || only.has(name);
+const t0 = Date.now();
+
+const have = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+const isRoot = process.getuid?.() === 0;
+
+function sh(cmd, args, opts = {}) {
+  return new Promise((resolve) => {
+    const c = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], ...opts });
+    let out = '';
+    c.stdout?.on('data', (d) => { out += d; if (opts.echo) process.stdout.write(d); });
+    c.on('error', (e) => resolve({ code: 127, signal: null, out, error: e }));
+    c.on('exit', (code, signal) => resolve({ code, signal, out }));
+  });
+}
+
+// ------------------------------------------------------------------ 1. prerequisites
+function step(msg) { console.log(`\n== ${msg}`); }
+
+if (!fs.existsSync(path.join(root, 'node_modules', 'vitest')) || !fs.existsSync(path.join(root, 'node_modules', '@playwright', 'test'))) {
+  step('installing npm dependencies (ELECTRON_SKIP_BINARY_DOWNLOAD=1, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1)');
+  const useCi = fs.existsSync(path.join(root, 'package-lock.json'));
+  const r = spawnSync('npm', [useCi ? 'ci' : 'install', '--no-audit', '--no-fund'], {
+    cwd: root, stdio: 'inherit', env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1', PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' },
+  });
+  if (r.status !== 0) { console.error('npm install failed'); process.exit(1); }
+}
+
+function playwrightCacheChromium() {
+  const base = process.env.PLAYWRIGHT_BROWSERS_PATH || path.join(os.homedir(), '.cache', 'ms-playwright');
+  let dirs = [];
+  try { dirs = fs.readdirSync(base).sort().reverse(); } catch { return null; }
+  for (const d of dirs) {
+    for (const rel of ['chrome-linux/chrome', 'chrome-linux64/chrome', 'chrome-linux/headless_shell', 'chrome-headless-shell-linux64/chrome-headless-shell']) {
+      const p = path.join(base, d, rel);
+      if (/^chromium/.test(d) && fs.existsSync(p)) return p;
+    }
+  }
+  return null;
+}
+function findChromium() {
+  if (process.env.CHROMIUM_PATH) return fs.existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : null;
+  for (const c of ['chromium', 'chromium-browser']) {
+    const r = spawnSync('sh', ['-c', `command -v ${c}`], { encoding: 'utf8' });
+    if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
+  }
+  return playwrightCacheChromium();
+}
+
+const needE2e = want('e2e');
+const needCpp = want('cpp') || want('asan');
+const missing = [];
+if (needE2e && !findChromium()) missing.push('chromium');
+if (needCpp && !(fs.existsSync('/usr/include/gtest/gtest.h') && ['/usr/lib/x86_64-linux-gnu/libgtest.a', '/usr/lib/aarch64-linux-gnu/libgtest.a', '/usr/lib/libgtest.a', '/usr/local/lib/libgtest.a'].some((p) => fs.existsSync(p)))) missing.push('libgtest-dev');
+if (needCpp && !fs.existsSync('/usr/include/infiniband/verbs.h')) missing.push('libibverbs-dev');
+if (needCpp && !have('tshark')) missing.push('tshark');
+if (missing.length) {
+  if (isRoot && have('apt-get')) {
+    step(`installing Debian packages: ${missing.join(' ')} (apt-get update; apt-get install -y)`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    let r = spawnSync('apt-get', ['update'], { stdio: 'inherit', env });
+    if (r.status === 0) r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { stdio: 'inherit', env });
+    if (r.status !== 0) { console.error(`apt-get install ${missing.join(' ')} failed`); process.exit(1); }
+  } else {
+    console.error(`missing: ${missing.join(', ')}.`);
+    console.error(`Install them with: sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}`);
+    if (missing.includes('chromium')) console.error('(or point CHROMIUM_PATH at a Chromium/Chrome binary)');
+    process.exit(1);
+  }
+}
+const chromium = needE2e ? findChromium() : null;
+if (needE2e && !chromium) { console.error('Chromium still not found: set CHROMIUM_PATH'); process.exit(1); }
+
+// ------------------------------------------------------------------ 2. suites
+const summary = [];
+function record(name, passed, failed, note = '') {
+  summary.push({ name, passed, failed, note });
+  console.log(`-- ${name}: ${passed} passed, ${failed} failed${note ? ` (${note})` : ''}`);
+}
+
+/** Count a gtest JSON report; a crash without a report counts as one failure. */
+function gtestCounts(file) {
+  if (!fs.existsSync(file)) return null;
+  let data;
+  try { data = JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return null; }
+  let passed = 0, failed = 0, skipped = 0;
+  for (const suite of data.testsuites ?? []) {
+    for (const t of suite.testsuite ?? []) {
+      if (t.failures?.length) failed++;
+      else if (t.result === 'SKIPPED' || t.status === 'NOTRUN') skipped++;
+      else passed++;
+    }
+  }
+  return { passed, failed, skipped };
+}
+
+async function gtestSuite(name, profile, bin, env = {}) {
+  step(`${name}: building (${profile})`);
+  const b = await sh(process.execPath, ['scripts/build.mjs', profile === 'release' ? 'tests' : 'asan']);
+  if (b.code !== 0) { record(name, 0, 1, 'build failed'); return; }
+  const out = path.join(results, `gtest-${profile}.json`);
+  fs.rmSync(out, { force: true });
+  step(`${name}: running ${path.relative(root, bin)}`);
+  const r = await sh(bin, [`--gtest_output=json:${out}`, '--gtest_brief=1'], { env: { ...process.env, ...env } });
+  const c = gtestCounts(out);
+  if (!c) { record(name, 0, 1, `no report: exited ${r.signal ?? r.code}`); return; }
+  // a crash after the report (e.g. a sanitizer failure at exit) is one more failure
+  const extra = r.code !== 0 && c.failed === 0 ? 1 : 0;
+  record(name, c.passed, c.failed + extra, [c.skipped ? `${c.skipped} skipped` : '', extra ? `exit ${r.signal ?? r.code} after the tests` : ''].filter(Boolean).join(', '));
+}
+
+if (want('cpp')) await gtestSuite('C++ unit tests (gtest)', 'release', path.join(root, 'build', 'native', 'vl_tests'));
+if (want('asan')) {
+  await gtestSuite('C++ unit tests under ASan+UBSan', 'asan', path.join(root, 'build', 'native-asan', 'vl_tests'), {
+    ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:halt_on_error=1', UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
+  });
+}
+
+if (want('tsc')) {
+  for (const [label, project] of [['tsc (tsconfig.json)', 'tsconfig.json'], ['tsc (app/electron)', 'app/electron/tsconfig.json']]) {
+    step(label);
+    const r = await sh(process.execPath, ['node_modules/typescript/bin/tsc', '-p', project, '--noEmit']);
+    record(label, r.code === 0 ? 1 : 0, r.code === 0 ? 0 : 1);
+  }
+}
+
+if (want('vitest')) {
+  step('vitest (app/**, renderer/** *.test.ts)');
+  const out = path.join(results, 'vitest.json');
+  fs.rmSync(out, { force: true });
+  const r = await sh(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--root', '.', '--dir', '.', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`]);
+  if (fs.existsSync(out)) {
+    const j = JSON.parse(fs.readFileSync(out, 'utf8'));
+    const failedFiles = (j.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed')).length;
+    record('vitest', j.numPassedTests ?? 0, (j.numFailedTests ?? 0) + failedFiles, failedFiles ? `${failedFiles} file(s) failed to load` : '');
+  } else record('vitest', 0, 1, `no report (exit ${r.code})`);
+}
+
+if (want('scenarios')) {
+  const dir = path.join(root, 'e2e', 'scenarios');
+  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')) : [];
+  if (files.length && fs.existsSync(path.join(root, 'app', 'scenario', 'cli.ts'))) {
+    step(`scenarios (${files.length} in e2e/scenarios)`);
+    await sh(process.execPath, ['scripts/build.mjs', 'addon']);
+    const r = await sh(process.execPath, ['app/cli/verbslab.mjs', 'run', '--json', 'e2e/scenarios'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let s = null;
+    try { s = JSON.parse(r.out); } catch { /* not JSON */ }
+    if (s && typeof s.passed === 'number') {
+      for (const sc of s.scenarios ?? []) console.log(`   ${sc.passed ? 'PASS' : 'FAIL'} ${sc.file}${sc.passed ? '' : `: ${sc.failure}`}`);
+      record('scenarios', s.passed, s.failed);
+    } else record('scenarios', 0, 1, `no JSON summary (exit ${r.code})`);
+  } else {
+    console.log('\n== scenarios: none registered (e2e/scenarios/*.json with app/scenario/cli.ts)');
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+if (want('e2e')) {
+  step('Playwright e2e (browser mode, headless Chromium)');
+  const b1 = await sh(process.execPath, ['scripts/build.mjs', 'addon']);
+  const b2 = b1.code === 0 ? await sh(process.execPath, ['scripts/build.mjs', 'renderer']) : b1;
+  if (b1.code !== 0 || b2.code !== 0) record('Playwright e2e', 0, 1, 'build failed');
+  else {
+    const out = path.join(results, 'playwright.json');
+    fs.rmSync(out, { force: true });
+    const env = {
+      ...process.env, CHROMIUM_PATH: chromium, PLAYWRIGHT_JSON_OUTPUT_NAME: out, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1',
+      VERBSLAB_E2E_PORT: String(await freePort()),
+    };
+    const r = await sh(process.execPath, ['node_modules/@playwright/test/cli.js', 'test', '--reporter=list,json'], { env });
+    if (fs.existsSync(out)) {
+      const st = JSON.parse(fs.readFileSync(out, 'utf8')).stats ?? {};
+      const failed = (st.unexpected ?? 0) + (st.flaky ?? 0);
+      const errs = JSON.parse(fs.readFileSync(out, 'utf8')).errors ?? [];
+      record('Playwright e2e', st.expected ?? 0, failed + (errs.length && !failed ? 1 : 0), [st.skipped ? `${st.skipped} skipped` : '', st.flaky ? `${st.flaky} flaky counted as failed` : '', errs.length ? `${errs.length} global error(s)` : ''].filter(Boolean).join(', '));
+    } else record('Playwright e2e', 0, 1, `no report (exit ${r.code})`);
+  }
+}
+
+// ------------------------------------------------------------------ 3. summary
+const passed = summary.reduce((a, s) => a + s.passed, 0);
+const failed = summary.reduce((a, s) => a + s.failed, 0);
+console.log('\n== summary');
+for (const s of summary) console.log(`   ${s.name.padEnd(36)} ${String(s.passed).padStart(5)} passed ${String(s.failed).padStart(4)} failed${s.note ? `  (${s.note})` : ''}`);
+console.log(`   (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
