@@ -1,0 +1,51 @@
+// Every scenario (the library and pending/) exports to C that compiles with -Wall -Werror against
+// rdma-core's libibverbs-dev (the same check as scripts/check-export.sh).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseScenarioText } from './load.ts';
+import { cComment, cString, exportC } from './export-c.ts';
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dirs = [path.join(root, 'e2e/scenarios'), path.join(root, 'e2e/scenarios/pending')];
+const files = dirs.flatMap((d) => (fs.existsSync(d) ? fs.readdirSync(d).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).sort().map((f) => path.join(d, f)) : []));
+const haveVerbs = fs.existsSync('/usr/include/infiniband/verbs.h');
+if (!haveVerbs) console.warn('SKIPPED C export compile test: /usr/include/infiniband/verbs.h is missing (apt-get install libibverbs-dev)');
+
+describe('C export', () => {
+  it('escapes strings and comments', () => {
+    expect(cString('a"b\\c??/\n\u00e9')).toBe('"a\\"b\\\\c\\?\\?/\\n\\303\\251"');
+    expect(cComment('x */ y /* z ??')).toBe('x * / y / * z ? ?');
+  });
+
+  it.skipIf(!haveVerbs)('every scenario exports to C that compiles with cc -Wall -Werror -libverbs', async () => {
+    expect(files.length).toBeGreaterThan(0);
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-export-'));
+    try {
+      const jobs = files.map((f) => async () => {
+        const loaded = parseScenarioText(fs.readFileSync(f, 'utf8'), f);
+        if (!loaded.ok) return `${f}: ${loaded.error.message}`;
+        const c = exportC(loaded.scenario, { source: path.relative(root, f) });
+        const out = path.join(tmp, `${path.basename(f, '.json')}.c`);
+        fs.writeFileSync(out, c);
+        try {
+          await run(process.env.CC || 'cc', ['-Wall', '-Werror', '-o', '/dev/null', out, '-libverbs']);
+          return null;
+        } catch (e) {
+          return `${f}: ${(e as { stderr?: string }).stderr ?? String(e)}`;
+        }
+      });
+      const errors: string[] = [];
+      let i = 0;
+      await Promise.all([0, 1].map(async () => { while (i < jobs.length) { const r = await jobs[i++]!(); if (r) errors.push(r); } }));
+      expect(errors.join('\n')).toBe('');
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 300_000);
+});

@@ -1,0 +1,62 @@
+// The whole scenario library (e2e/scenarios/*.json; not pending/) passes headless on the software device, and
+// running a scenario twice with the same seed gives the same digest.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseScenarioText } from './load.ts';
+import { ScenarioRun, runScenario } from './run.ts';
+import type { Executor } from '../host/api.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dir = path.join(root, 'e2e/scenarios');
+const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).sort();
+
+// The executor needs the native addon (node scripts/build.mjs addon); without it these tests cannot run.
+let factory: ((seed: number) => Executor) | undefined;
+let why = '';
+try {
+  const mod = await import('../host/executor.ts');
+  factory = (seed: number) => mod.createExecutor({ seed });
+  factory(1).close();
+} catch (e) {
+  why = `native addon not available (${(e as Error).message.split('\n')[0]}); build it with: node scripts/build.mjs addon`;
+  factory = undefined;
+}
+if (why) console.warn(`SKIPPED scenario library: ${why}`);
+
+describe.skipIf(!factory)('scenario library (software device)', () => {
+  it('has scenarios', () => { expect(files.length).toBeGreaterThan(0); });
+  for (const f of files) {
+    it(f, () => {
+      const text = fs.readFileSync(path.join(dir, f), 'utf8');
+      const ex = factory!(1);
+      try {
+        const rep = runScenario(text, ex, { file: f });
+        const failed = rep.steps.find((s) => !s.ok);
+        expect(rep.failure ?? 'passed', failed ? JSON.stringify({ result: failed.result, error: failed.error }).slice(0, 800) : '').toBe('passed');
+        expect(rep.passed).toBe(true);
+        expect(rep.stepsRun).toBe(rep.stepsTotal);
+      } finally { ex.close(); }
+    });
+  }
+
+  it('same file and seed twice -> same digest; one more step -> another digest', () => {
+    for (const f of files) {
+      const loaded = parseScenarioText(fs.readFileSync(path.join(dir, f), 'utf8'), f);
+      if (!loaded.ok) throw new Error(loaded.error.message);
+      const digest = (seed: number, mutate = false) => {
+        const ex = factory!(seed);
+        try {
+          const sc = structuredClone(loaded.scenario);
+          if (mutate) sc.steps.push({ cmd: 'buffer.alloc', args: { length: 64 } });
+          return new ScenarioRun(sc, ex, { seed }).run().digest;
+        } finally { ex.close(); }
+      };
+      const a = digest(1), b = digest(1);
+      expect(a, f).toMatch(/^[0-9a-f]{64}$/);
+      expect(b, f).toBe(a);
+      expect(digest(1, true), f).not.toBe(a);
+    }
+  });
+});
