@@ -1,0 +1,77 @@
+// Event batching: many events per message, never more than one message per interval (virtual clock).
+import { describe, expect, it } from 'vitest';
+import { EventBatcher } from './batcher.ts';
+import type { DeviceEvent, EventBatch } from '../protocol/index.ts';
+
+function ev(seq: number): DeviceEvent {
+  return { seq, t: seq, kind: 'Log', device: 1, obj: 0, objKind: '', a: 0, b: 0, c: 0, d: 0 };
+}
+
+/** A manual clock + timer queue so the test controls time. */
+function fakeTime() {
+  let now = 1000;
+  const timers: { at: number; fn: () => void }[] = [];
+  return {
+    now: () => now,
+    setTimer: (fn: () => void, ms: number) => { const t = { at: now + ms, fn }; timers.push(t); return t; },
+    clearTimer: (t: unknown) => { const i = timers.indexOf(t as never); if (i >= 0) timers.splice(i, 1); },
+    advance(ms: number) {
+      const end = now + ms;
+      for (;;) {
+        timers.sort((a, b) => a.at - b.at);
+        const t = timers[0];
+        if (!t || t.at > end) break;
+        timers.shift();
+        now = t.at;
+        t.fn();
+      }
+      now = end;
+    },
+  };
+}
+
+describe('EventBatcher', () => {
+  it('puts many events pushed in one frame into one message', () => {
+    const time = fakeTime();
+    const sent: EventBatch[] = [];
+    const b = new EventBatcher((m) => sent.push(m), { ...time });
+    for (let i = 1; i <= 1000; i++) b.push([ev(i)]);
+    expect(sent.length).toBe(0);          // nothing synchronously: the message waits for the timer
+    time.advance(0);
+    expect(sent.length).toBe(1);
+    expect(sent[0]!.count).toBe(1000);
+    expect(sent[0]!.first).toBe(1);
+    expect(sent[0]!.events.map((e) => e.seq)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
+  });
+
+  it('sends at most one message per 16 ms', () => {
+    const time = fakeTime();
+    const sentAt: number[] = [];
+    const b = new EventBatcher(() => sentAt.push(time.now()), { ...time, intervalMs: 16 });
+    let seq = 1;
+    for (let ms = 0; ms < 200; ms++) { b.push([ev(seq++), ev(seq++)]); time.advance(1); }
+    time.advance(100);
+    expect(sentAt.length).toBeGreaterThan(5);
+    for (let i = 1; i < sentAt.length; i++) expect(sentAt[i]! - sentAt[i - 1]!).toBeGreaterThanOrEqual(16);
+  });
+
+  it('loses no event across messages, in order', () => {
+    const time = fakeTime();
+    const got: number[] = [];
+    const b = new EventBatcher((m) => got.push(...m.events.map((e) => e.seq)), { ...time, maxPerBatch: 100 });
+    for (let i = 1; i <= 1050; i++) b.push([ev(i)]);
+    time.advance(16 * 20);
+    expect(got).toEqual(Array.from({ length: 1050 }, (_, i) => i + 1));
+    expect(b.sent).toBe(11);             // 10 full batches of 100 and one of 50
+  });
+
+  it('drops the oldest events beyond maxQueued and says how many', () => {
+    const time = fakeTime();
+    const sent: EventBatch[] = [];
+    const b = new EventBatcher((m) => sent.push(m), { ...time, maxQueued: 10 });
+    b.push(Array.from({ length: 25 }, (_, i) => ev(i + 1)));
+    time.advance(0);
+    expect(sent[0]!.dropped).toBe(15);
+    expect(sent[0]!.events.map((e) => e.seq)).toEqual([16, 17, 18, 19, 20, 21, 22, 23, 24, 25]);
+  });
+});

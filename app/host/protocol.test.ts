@@ -1,0 +1,71 @@
+// Validation of raw client messages: bad JSON, unknown command, wrong type -> an error that names the field.
+import { describe, expect, it } from 'vitest';
+import { parseToHost } from '../protocol/index.ts';
+import { HostCore } from './core.ts';
+import type { HostExecutor } from './core.ts';
+import type { Command, DeviceEvent, Reply } from '../protocol/index.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+describe('parseToHost', () => {
+  it('refuses text that is not JSON', () => {
+    const r = parseToHost('{"type":"request",');
+    expect(r.ok).toBe(false);
+    if (!r.ok) { expect(r.reply.error?.code).toBe('BAD_JSON'); expect(r.reply.id).toBeNull(); }
+  });
+  it('names the field of an unknown command and keeps the request id', () => {
+    const r = parseToHost(JSON.stringify({ type: 'request', id: 7, command: { cmd: 'mr.frobnicate', args: {} } }));
+    expect(r.ok).toBe(false);
+    if (!r.ok) { expect(r.reply.id).toBe(7); expect(r.reply.error?.field).toBe('command.cmd'); expect(r.reply.error?.message).toMatch(/^command\.cmd: /); }
+  });
+  it('names the field with a wrong type in mr.reg', () => {
+    const r = parseToHost({ type: 'request', id: 3, command: { cmd: 'mr.reg', args: { pd: 1, addr: 4096, length: 'big', access: [] } } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) { expect(r.reply.error?.code).toBe('BAD_REQUEST'); expect(r.reply.error?.field).toBe('command.args.length'); expect(r.reply.error?.message).toContain('command.args.length'); }
+  });
+  it('names a bad access flag inside an array', () => {
+    const r = parseToHost({ type: 'request', id: 4, command: { cmd: 'mr.reg', args: { pd: 1, addr: 0, length: 8, access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_EVERYTHING'] } } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reply.error?.field).toBe('command.args.access.1');
+  });
+  it('refuses unknown extra fields (strict)', () => {
+    const r = parseToHost({ type: 'request', id: 5, command: { cmd: 'pd.alloc', args: { device: 1, colour: 'red' } } });
+    expect(r.ok).toBe(false);
+  });
+  it('accepts a valid request and fills defaults', () => {
+    const r = parseToHost({ type: 'request', id: 1, command: { cmd: 'cq.poll', args: { cq: 3 } } });
+    expect(r.ok).toBe(true);
+    if (r.ok && r.msg.type === 'request' && r.msg.command.cmd === 'cq.poll') expect(r.msg.command.args.max).toBe(16);
+  });
+});
+
+/** A recording executor: the host logic is tested here without native code (the native path is in host.test.ts). */
+class RecordingExecutor implements HostExecutor {
+  autorun = { on: false, stepsPerSecond: 1000 };
+  seen: Command[] = [];
+  exec(c: Command) { this.seen.push(c); return c.cmd === 'pd.alloc' && c.args.device === 99 ? { ok: false as const, error: { code: 'ENOENT', message: 'args.device: no device 99' } } : { ok: true as const, result: { n: this.seen.length } }; }
+  drainEvents(): DeviceEvent[] { return []; }
+  pcap() { return new Uint8Array(); }
+  close() {}
+}
+
+describe('HostCore.handle', () => {
+  it('answers a malformed command with the field and goes on with the next one', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-host-'));
+    const ex = new RecordingExecutor();
+    const core = new HostCore(ex, { sessionDir: dir, defaultDevice: null });
+    core.start();
+    const replies: Reply[] = [];
+    core.handle(JSON.stringify({ type: 'request', id: 1, command: { cmd: 'mr.reg', args: { pd: 'one', addr: 0, length: 8, access: [] } } }), (r) => replies.push(r));
+    core.handle(JSON.stringify({ type: 'request', id: 2, command: { cmd: 'device.create', args: { profile: 'rxe' } } }), (r) => replies.push(r));
+    core.handle(JSON.stringify({ type: 'request', id: 3, command: { cmd: 'pd.alloc', args: { device: 99 } } }), (r) => replies.push(r));
+    expect(replies[0]).toMatchObject({ id: 1, ok: false, error: { field: 'command.args.pd' } });
+    expect(replies[1]).toMatchObject({ id: 2, ok: true });
+    expect(replies[2]).toMatchObject({ id: 3, ok: false, error: { code: 'ENOENT' } });
+    expect(ex.seen.map((c) => c.cmd)).toEqual(['device.create', 'pd.alloc']);   // the bad one never reached the executor
+    // only the successful state-changing command is journaled
+    expect(core.journal.read().entries.map((e) => e.command.cmd)).toEqual(['device.create']);
+    core.close();
+  });
+});
