@@ -18,8 +18,7 @@ export function App() {
   }, [theme]);
   return (
     <div className="app">
-      <Header />
-      <RunBar />
+      <div className="sticky"><Header /><RunBar /></div>
       <main id="panel" className="panel" role="tabpanel" aria-labelledby={`tab-${panel}`} data-testid={`panel-${panel}`}>
         {panel === 'devices' && <DevicesPanel />}
         {panel === 'memory' && <MemoryPanel />}

@@ -12,9 +12,9 @@ export function RunBar() {
   return (
     <div className="runbar" role="toolbar" aria-label="run controls">
       <button type="button" data-testid="run-play" aria-pressed={autorun} onClick={() => void setAutorun(!autorun)}>
-        {autorun ? '⏸ Pause' : '▶ Play'}</button>
-      <button type="button" data-testid="run-step" onClick={() => void step(1)} disabled={autorun}>⏭ Step</button>
-      <button type="button" data-testid="run-idle" onClick={() => void runToIdle()} disabled={autorun}>⏩ Run to idle</button>
+        {autorun ? '❚❚ Pause' : '▶ Play'}</button>
+      <button type="button" data-testid="run-step" onClick={() => void step(1)} disabled={autorun}>Step</button>
+      <button type="button" data-testid="run-idle" onClick={() => void runToIdle()} disabled={autorun}>Run to idle</button>
       <span className="muted" data-testid="run-status">{lastRun}</span>
       <span className="muted grow-right">{total.toLocaleString()} events</span>
       <ErrorMessage form="engine.autorun" /><ErrorMessage form="engine.step" /><ErrorMessage form="engine.run" />

@@ -21,7 +21,7 @@ function SpeedForm() {
       <form className="form" aria-label="speed" onSubmit={(e) => { e.preventDefault(); if (!speedProblem) void setAutorun(autorun, n); }}>
         <Field label="Speed (engine steps per second)"><input data-testid="run-speed" value={speed} onChange={(e) => setSpeed(e.target.value)} size={10} aria-invalid={!!speedProblem} /></Field>
         <button type="submit" disabled={!!speedProblem}>{autorun ? 'Apply speed' : 'Set speed'}</button>
-        <button type="button" data-testid="run-play-2" aria-pressed={autorun} disabled={!!speedProblem} onClick={() => void setAutorun(!autorun, n)}>{autorun ? '⏸ Pause' : '▶ Play at this speed'}</button>
+        <button type="button" data-testid="run-play-2" aria-pressed={autorun} disabled={!!speedProblem} onClick={() => void setAutorun(!autorun, n)}>{autorun ? '❚❚ Pause' : '▶ Play at this speed'}</button>
         <ErrorMessage form="engine.autorun" local={speedProblem} />
       </form>
       <form className="form" aria-label="step" onSubmit={(e) => { e.preventDefault(); if (!stepProblem) void step(c); }}>

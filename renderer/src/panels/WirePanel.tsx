@@ -9,15 +9,17 @@ import { VirtualRows } from '../components/VirtualRows.tsx';
 
 const fmtT = (t: number) => `${(t / 1000).toFixed(3)} µs`;
 
-/** QPN → device, from the QPs the console knows (ObjectCreated / qp.create / qp.query) */
-function qpnOwner(queues: QueueModel, qpn: number): { device: number; qp: number } | null {
-  for (const q of queues.qps.values()) if (q.qpn === qpn && q.qpn !== 0) return { device: q.device, qp: q.handle };
-  return null;
+/** sending and receiving device of a packet row (PacketSent: device -> d; PacketDropped: ? -> device) */
+function ends(p: PacketRow): { from: number; to: number } {
+  if (p.event === 'sent') return { from: p.device, to: p.peer };
+  return { from: p.peer, to: p.device };
 }
+/** source QPN: BTH has none, so it is the QP on the sending device whose destination QPN is the packet's */
 function srcQpn(queues: QueueModel, p: PacketRow): number | null {
   if (p.srcQpn) return p.srcQpn;
-  const q = queues.qps.get(p.obj);
-  return q?.qpn || null;
+  const { from } = ends(p);
+  for (const q of queues.qps.values()) if (q.device === from && q.destQpn === p.dstQpn && q.destQpn) return q.qpn;
+  return null;
 }
 
 function PacketList({ rows, selected, onSelect, follow }: { rows: PacketRow[]; selected: number | null; onSelect: (i: number) => void; follow: boolean }) {
@@ -59,9 +61,11 @@ function Ladder({ rows, focus }: { rows: PacketRow[]; focus: PacketRow | undefin
   const devices = useConsole((s) => s.devices);
   if (!rows.length) return <p className="muted">No packets on the wire yet.</p>;
   const anchor = focus ?? rows[rows.length - 1];
-  const peerOf = (p: PacketRow) => qpnOwner(model.queues, p.dstQpn)?.device ?? 0;
-  const a = anchor.device; const b = peerOf(anchor) || devices.find((d) => d.handle !== a)?.handle || 0;
-  const pair = rows.filter((p) => p.event !== 'received' && ((p.device === a && (peerOf(p) === b || !peerOf(p))) || (p.device === b && (peerOf(p) === a || !peerOf(p)))));
+  const ae = ends(anchor);
+  const a = ae.from || devices.find((d) => d.handle !== ae.to)?.handle || 0;
+  const b = ae.to || devices.find((d) => d.handle !== a)?.handle || 0;
+  const between = (p: PacketRow) => { const e = ends(p); return (e.from === a && e.to === b) || (e.from === b && e.to === a) || (!e.from && (e.to === a || e.to === b)); };
+  const pair = rows.filter((p) => p.event !== 'received' && between(p));
   const idx = Math.max(0, pair.indexOf(anchor));
   const win = pair.slice(Math.max(0, Math.min(idx - 15, pair.length - 30)), Math.max(idx + 15, 30));
   const W = 620; const xa = 120; const xb = W - 120; const dy = 26; const top = 40;
@@ -78,7 +82,7 @@ function Ladder({ rows, focus }: { rows: PacketRow[]; focus: PacketRow | undefin
       <line x1={xb} y1={top - 14} x2={xb} y2={H - 6} className="lad-life" />
       {win.map((p, i) => {
         const y = top + i * dy;
-        const fromA = p.device === a;
+        const e = ends(p); const fromA = e.from ? e.from === a : e.to !== a;
         const x0 = fromA ? xa : xb; const x1full = fromA ? xb : xa;
         const x1 = p.event === 'dropped' ? (x0 + x1full) / 2 : x1full;
         const cls = `lad-pkt ${p.nak ? 'nak' : p.syndrome !== null ? 'ack' : 'req'} ${p === anchor ? 'focus' : ''}`;

@@ -72,8 +72,21 @@ export class KeyTable {
     const k = this.entry(e.obj, type);
     if (e.device) k.device = e.device;
     // Event numbers (native/EVENTS.md): a = lkey, b = rkey, c = addr, d = length for MR/MW objects
-    if (e.kind === 'ObjectCreated') {
+    if (e.kind === 'ObjectCreated' && type === 'MR') {
+      // MR: a = lkey, b = rkey, c = addr, d = length (fast-reg MRs: created free, no range yet)
       if (e.a) k.lkey = e.a; if (e.b) k.rkey = e.b; if (e.c) k.addr = e.c; if (e.d) k.length = e.d;
+      if (/\(free\)/.test(e.text ?? '')) k.state = 'free';
+    }
+    if (e.kind === 'ObjectCreated' && type === 'MW') { k.rkey = k.lkey = e.a; k.kind = `type ${e.b}`; k.state = 'free'; }
+    if (e.kind === 'ObjectModified' && type === 'MW' && /bound/.test(e.text ?? '')) {
+      // MW bound: a = rkey, b = addr, c = length, d = access
+      k.rkey = k.lkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; k.state = 'valid';
+    }
+    if (e.kind === 'ObjectModified' && type === 'MR') {
+      const t = e.text ?? '';
+      if (/key now/.test(t)) { k.lkey = e.a; k.rkey = e.b; }                                       // rereg: a = lkey, b = rkey
+      else if (/^REG_MR/.test(t)) { k.lkey = k.rkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; } // a = key, b = iova, c = length, d = access
+      else if (/^map_mr_sg/.test(t)) { k.addr = e.c; k.length = e.d; }                             // c = iova, d = length
     }
     // any structured detail the host decoded for us wins
     const info = (e as unknown as Rec).info ?? (e as unknown as Rec).obj_info;
@@ -105,7 +118,7 @@ export interface Ring {
   slots: Map<number, Slot>; // abs -> slot (only the last `depth` are kept)
 }
 
-export interface QpView { handle: number; qpn: number; device: number; pd: number; type: string; state: number; sendCq: number; recvCq: number; srq: number; peer: number; destroyed: boolean }
+export interface QpView { handle: number; qpn: number; destQpn: number; device: number; pd: number; type: string; state: number; sendCq: number; recvCq: number; srq: number; peer: number; destroyed: boolean }
 export interface CqView { handle: number; device: number; cqe: number; armed: boolean; solicitedOnly: boolean; pendingEvents: number; destroyed: boolean }
 export interface SrqView { handle: number; device: number; maxWr: number; limit: number; destroyed: boolean }
 
@@ -127,7 +140,7 @@ export class QueueModel {
 
   qp(handle: number): QpView {
     let q = this.qps.get(handle);
-    if (!q) { q = { handle, qpn: 0, device: 0, pd: 0, type: 'IBV_QPT_RC', state: 0, sendCq: 0, recvCq: 0, srq: 0, peer: 0, destroyed: false }; this.qps.set(handle, q); }
+    if (!q) { q = { handle, qpn: 0, destQpn: 0, device: 0, pd: 0, type: 'IBV_QPT_RC', state: 0, sendCq: 0, recvCq: 0, srq: 0, peer: 0, destroyed: false }; this.qps.set(handle, q); }
     return q;
   }
   cq(handle: number): CqView {
@@ -152,6 +165,7 @@ export class QueueModel {
     if (typeof t === 'string') q.type = t;
     if (typeof t === 'number') q.type = QpType.name(t);
     const attr = pick(info, 'attr') ?? info;
+    q.destQpn = num(attr, 'destQpNum') ?? q.destQpn;
     const st = pick(attr, 'qpState', 'state');
     if (typeof st === 'number') q.state = st;
     if (typeof st === 'string' && st in QpState.values) q.state = QpState.values[st as keyof typeof QpState.values];
@@ -169,7 +183,7 @@ export class QueueModel {
         if (e.objKind === 'qp') { const q = this.qp(e.obj); q.device = e.device; if (e.a) q.qpn = e.a; return true; }
         if (e.objKind === 'cq') { const c = this.cq(e.obj); c.device = e.device; if (e.a) { c.cqe = e.a; this.ring(`cq:${e.obj}`, e.obj, 'cq', e.a).depth = e.a; } return true; }
         if (e.objKind === 'srq') {
-          const s: SrqView = { handle: e.obj, device: e.device, maxWr: e.a || 16, limit: e.b, destroyed: false };
+          const s: SrqView = { handle: e.obj, device: e.device, maxWr: e.a || 16, limit: e.c, destroyed: false };
           this.srqs.set(e.obj, s); this.ring(`srq:${e.obj}`, e.obj, 'srq', s.maxWr); return true;
         }
         return false;
@@ -185,43 +199,53 @@ export class QueueModel {
         return false;
       }
       case 'QpState': {
-        // a = new state, b = previous state
-        const q = this.qp(e.obj); q.state = e.a; return true;
+        // a = previous state, b = new state, c = QPN
+        const q = this.qp(e.obj); q.state = e.b; if (e.c) q.qpn = e.c; return true;
       }
-      case 'WqePosted': case 'WqeStarted': case 'WqeCompleted': {
-        // obj = qp (or srq); a = queue (0 send, 1 receive), b = WQE number in that queue, c = WR opcode, d = wr_id
+      case 'WqePosted': {
+        // SQ: a = wr_id, b = WR opcode, c = length, d = SQ occupancy; RQ: b = 128 (RECV); SRQ: objKind "srq"
         const isSrq = e.objKind === 'srq';
-        const queue: Ring['queue'] = isSrq ? 'srq' : e.a === 1 ? 'rq' : 'sq';
+        const queue: Ring['queue'] = isSrq ? 'srq' : e.b === 128 ? 'rq' : 'sq';
         const key = isSrq ? `srq:${e.obj}` : `qp:${e.obj}:${queue}`;
-        const r = this.ring(key, e.obj, queue);
-        const abs = e.b;
-        let s = r.slots.get(abs);
-        if (!s) {
-          s = { abs, opcode: queue === 'sq' ? WrOpcode.name(e.c) : 'RECV', status: 'posted', wrId: e.d, ok: true, text: '' };
-          r.slots.set(abs, s);
-        }
-        if (e.kind === 'WqePosted') { r.producer = Math.max(r.producer, abs + 1); s.status = 'posted'; }
-        if (e.kind === 'WqeStarted') s.status = 'started';
-        if (e.kind === 'WqeCompleted') {
-          const st = num(e.wc, 'status');
-          s.status = st === undefined ? 'done' : WcStatus.name(st);
-          s.ok = e.ok !== false && (st === undefined || st === 0);
-          r.consumer = Math.max(r.consumer, abs + 1);
-        }
-        if (e.text) s.text = e.text;
+        const r = this.ring(key, e.obj, queue, isSrq ? this.srqs.get(e.obj)?.maxWr : undefined);
+        const abs = r.producer++;
+        r.slots.set(abs, { abs, opcode: queue === 'sq' ? WrOpcode.name(e.b) : 'RECV', status: 'posted', wrId: e.a, ok: true, text: e.text ?? '' });
         this.trim(r);
         return true;
       }
+      case 'WqeStarted': {
+        // a = wr_id, b = WR opcode, c/d = first/last PSN
+        const r = this.rings.get(`qp:${e.obj}:sq`);
+        if (!r) return false;
+        for (let i = r.consumer; i < r.producer; i++) {
+          const s = r.slots.get(i);
+          if (s && s.status === 'posted' && s.wrId === e.a) { s.status = 'started'; if (e.text) s.text = e.text; return true; }
+        }
+        return false;
+      }
+      case 'WqeCompleted': {
+        // a = wr_id, b = status, c = WC opcode, d = whether a CQE is generated; receive completions have c >= 128
+        const recv = e.c >= 128 || /^receive/.test(e.text ?? '');
+        const q = this.qps.get(e.obj);
+        const key = recv ? (q?.srq ? `srq:${q.srq}` : `qp:${e.obj}:rq`) : `qp:${e.obj}:sq`;
+        const r = this.rings.get(key);
+        if (!r) return false;
+        let s = r.slots.get(r.consumer);
+        for (let i = r.consumer; i < r.producer; i++) { const x = r.slots.get(i); if (x && x.wrId === e.a && x.status !== 'done') { s = x; break; } }
+        const st = e.b;
+        if (s) { s.status = WcStatus.name(st); s.ok = st === 0; if (e.text) s.text = e.text; }
+        r.consumer = Math.min(r.producer, r.consumer + 1);
+        return true;
+      }
       case 'Cqe': {
-        // obj = cq; a = CQE number in that CQ; wc = the ibv_wc
+        // obj = cq; a = status, b = WC opcode, c = QPN, d = CQ occupancy after this CQE; wc = the ibv_wc
         const c = this.cq(e.obj);
         const r = this.ring(`cq:${e.obj}`, e.obj, 'cq', c.cqe);
-        const abs = e.a || r.producer;
-        const st = num(e.wc, 'status') ?? 0;
-        const op = num(e.wc, 'opcode');
-        r.slots.set(abs, { abs, opcode: op === undefined ? '?' : WcOpcode.name(op), status: WcStatus.name(st),
-          wrId: num(e.wc, 'wrId') ?? 0, ok: st === 0, text: e.text ?? '' });
-        r.producer = Math.max(r.producer, abs + 1);
+        const abs = r.producer++;
+        const st = num(e.wc, 'status') ?? e.a;
+        const op = num(e.wc, 'opcode') ?? e.b;
+        r.slots.set(abs, { abs, opcode: WcOpcode.name(op), status: WcStatus.name(st), wrId: num(e.wc, 'wrId') ?? 0, ok: st === 0, text: e.text ?? '' });
+        if (e.d) r.consumer = Math.max(r.consumer, r.producer - e.d);
         this.trim(r);
         return true;
       }
@@ -242,7 +266,7 @@ export class QueueModel {
 export interface PacketRow {
   id: number;              // index in the wire log
   seq: number; t: number; event: 'sent' | 'received' | 'dropped';
-  device: number; obj: number;
+  device: number; obj: number; peer: number;
   srcQpn: number; dstQpn: number; opcode: number; opName: string; psn: number; ackReq: boolean;
   syndrome: number | null; synText: string; nak: boolean; length: number;
   fields: [string, string][]; hex: string; text: string;
@@ -279,7 +303,8 @@ export class WireLog {
     const row: PacketRow = {
       id: this.base + this.rows.length, seq: e.seq, t: e.t,
       event: e.kind === 'PacketSent' ? 'sent' : e.kind === 'PacketDropped' ? 'dropped' : 'received',
-      device: e.device, obj: e.obj,
+      // PacketSent: device = sender, d = receiving device; PacketReceived/Dropped: device = receiver, d = sender
+      device: e.device, obj: e.obj, peer: e.d,
       srcQpn: num(p, 'srcQp', 'srcQpn', 'src_qp') ?? 0,
       dstQpn: num(bth, 'destQp', 'dstQpn', 'dqpn') ?? 0,
       opcode, opName: str(p, 'opcodeName', 'opName', 'name') ?? bthOpcodeName(opcode),

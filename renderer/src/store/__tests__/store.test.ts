@@ -87,6 +87,17 @@ describe('key table derivation', () => {
     expect(k.rows()[0].state).toBe('destroyed');
   });
 
+  it('follows MW binds and MR re-registration', () => {
+    const k = new KeyTable();
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mw', obj: 4, a: 0x2203, b: 1, text: 'MW type 1 rkey 0x00002203' }));
+    expect(k.rows()[0]).toMatchObject({ type: 'MW', rkey: 0x2203, state: 'free' });
+    k.applyEvent(ev('ObjectModified', { objKind: 'mw', obj: 4, a: 0x2204, b: 0x1000, c: 64, d: 2, text: 'MW bound: rkey 0x00002204 [0x1000, +64)' }));
+    expect(k.rows()[0]).toMatchObject({ rkey: 0x2204, addr: 0x1000, length: 64, access: 2, state: 'valid' });
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 5, a: 0x105, b: 0x105, c: 0x2000, d: 16 }));
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 5, a: 0x177, b: 0x177, text: 'MR re-registered, key now 0x00000177' }));
+    expect(k.byHandle.get(5)!.rkey).toBe(0x177);
+  });
+
   it('merges an mr.reg reply (access number, SG segments)', () => {
     const k = new KeyTable();
     k.applyInfo('MR', { handle: 3, pd: 1, lkey: 0x305, rkey: 0x305, addr: 4096, length: 64, iova: 4096, access: 7, kind: 'fast_reg', state: 'valid',
@@ -109,35 +120,54 @@ describe('ring slot derivation', () => {
   it('tracks SQ producer/consumer and slot status from Wqe events', () => {
     const q = new QueueModel();
     q.applyQpInfo({ handle: 9, qpNum: 0x11, init: { pd: 1, sendCq: 2, recvCq: 2, qpType: 2, cap: { maxSendWr: 4, maxRecvWr: 4 } }, attr: { qpState: 0 } });
-    for (let i = 0; i < 6; i++) q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 9, a: 0, b: i, c: 0, d: 100 + i }));
+    // WqePosted: a = wr_id, b = WR opcode (0 = RDMA_WRITE), c = length, d = occupancy
+    for (let i = 0; i < 6; i++) q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 9, a: 100 + i, b: 0, c: 8, d: i + 1 }));
     const sq = q.rings.get('qp:9:sq')!;
     expect(sq.depth).toBe(4);
     expect(sq.producer).toBe(6);
     expect(sq.consumer).toBe(0);
     expect(sq.slots.size).toBeLessThanOrEqual(5);
-    q.applyEvent(ev('WqeCompleted', { objKind: 'qp', obj: 9, a: 0, b: 4, wc: { status: 10 }, ok: false }));
-    expect(sq.consumer).toBe(5);
-    const s4 = sq.slots.get(4)!;
-    expect(s4).toMatchObject({ opcode: 'IBV_WR_RDMA_WRITE', status: 'IBV_WC_REM_ACCESS_ERR', ok: false, wrId: 104 });
+    q.applyEvent(ev('WqeStarted', { objKind: 'qp', obj: 9, a: 102, b: 0, c: 0, d: 0, text: 'PSN 0..0' }));
+    expect(sq.slots.get(2)!.status).toBe('started');
+    // WqeCompleted: a = wr_id, b = status (10 = REM_ACCESS_ERR), c = WC opcode (1 = RDMA_WRITE)
+    q.applyEvent(ev('WqeCompleted', { objKind: 'qp', obj: 9, a: 102, b: 10, c: 1, d: 1, ok: false }));
+    expect(sq.consumer).toBe(1);
+    expect(sq.slots.get(2)).toMatchObject({ opcode: 'IBV_WR_RDMA_WRITE', status: 'IBV_WC_REM_ACCESS_ERR', ok: false, wrId: 102 });
   });
 
-  it('fills CQ slots from Cqe events and moves the consumer on poll', () => {
+  it('puts receive WQEs on the RQ ring', () => {
+    const q = new QueueModel();
+    q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 3, a: 7, b: 128, d: 1 }));
+    q.applyEvent(ev('WqeCompleted', { objKind: 'qp', obj: 3, a: 7, b: 0, c: 128, d: 1, text: 'receive IBV_WC_SUCCESS' }));
+    const rq = q.rings.get('qp:3:rq')!;
+    expect(rq.producer).toBe(1);
+    expect(rq.consumer).toBe(1);
+    expect(rq.slots.get(0)).toMatchObject({ opcode: 'RECV', status: 'IBV_WC_SUCCESS', ok: true });
+    expect(q.rings.has('qp:3:sq')).toBe(false);
+  });
+
+  it('fills CQ slots from Cqe events; occupancy and polls move the consumer', () => {
     const q = new QueueModel();
     q.applyEvent(ev('ObjectCreated', { objKind: 'cq', obj: 2, a: 8 }));
-    q.applyEvent(ev('Cqe', { objKind: 'cq', obj: 2, a: 0, wc: { status: 0, opcode: 1, wrId: 1 } }));
-    q.applyEvent(ev('Cqe', { objKind: 'cq', obj: 2, a: 1, wc: { status: 10, opcode: 1, wrId: 2 } }));
+    // Cqe: a = status, b = WC opcode, c = QPN, d = occupancy after this CQE
+    q.applyEvent(ev('Cqe', { objKind: 'cq', obj: 2, a: 0, b: 1, c: 0x11, d: 1, wc: { status: 0, opcode: 1, wrId: 1 } }));
+    q.applyEvent(ev('Cqe', { objKind: 'cq', obj: 2, a: 10, b: 1, c: 0x11, d: 2, wc: { status: 10, opcode: 1, wrId: 2 } }));
     const r = q.rings.get('cq:2')!;
+    expect(r.depth).toBe(8);
     expect(r.producer).toBe(2);
-    expect(r.slots.get(0)).toMatchObject({ opcode: 'IBV_WC_RDMA_WRITE', status: 'IBV_WC_SUCCESS', ok: true });
+    expect(r.consumer).toBe(0);
+    expect(r.slots.get(0)).toMatchObject({ opcode: 'IBV_WC_RDMA_WRITE', status: 'IBV_WC_SUCCESS', ok: true, wrId: 1 });
     expect(r.slots.get(1)).toMatchObject({ status: 'IBV_WC_REM_ACCESS_ERR', ok: false });
-    q.applyPoll(2, 5);
-    expect(r.consumer).toBe(2);
+    q.applyPoll(2, 1);
+    expect(r.consumer).toBe(1);
+    q.applyEvent(ev('Cqe', { objKind: 'cq', obj: 2, a: 0, b: 0, d: 1, wc: { status: 0, opcode: 0, wrId: 3 } }));
+    expect(r.consumer).toBe(2); // one CQE left in the queue after the third arrived: the first two were consumed
   });
 
   it('lights the QP state from QpState events and tracks CQ arming', () => {
     const q = new QueueModel();
-    q.applyEvent(ev('QpState', { objKind: 'qp', obj: 4, a: 3, b: 2 }));
-    expect(q.qps.get(4)!.state).toBe(3);
+    q.applyEvent(ev('QpState', { objKind: 'qp', obj: 4, a: 2, b: 3, c: 0x12 }));
+    expect(q.qps.get(4)!).toMatchObject({ state: 3, qpn: 0x12 });
     q.applyEvent(ev('CqArmed', { objKind: 'cq', obj: 1 }));
     expect(q.cqs.get(1)!.armed).toBe(true);
     q.applyEvent(ev('CompEvent', { objKind: 'cq', obj: 1 }));
