@@ -8,6 +8,9 @@ const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
 const START = process.env.VL_CONSOLE_URL ?? `/?token=${TOKEN}`;
 const SHOTS = 'e2e/screenshots';
 
+// one backend for the whole file: the last test kills and restarts it
+test.describe.configure({ mode: 'serial' });
+
 /** select the option whose label contains `text` */
 async function selectContaining(sel: Locator, text: string) {
   const value = await sel.evaluate((el, t) => {
@@ -186,4 +189,19 @@ test('an unbuilt or refused command shows its error next to the form that sent i
   await page.getByTestId('device-name').fill('Bad Name');
   await expect(page.getByTestId('validation-message')).toBeVisible();
   await expect(page.getByTestId('create-device')).toBeDisabled();
+});
+
+test('the backend host dies, the header says why, and restart brings the session back', async ({ page }) => {
+  await page.goto(START);
+  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+  await panel(page, 'devices');
+  const devices = await page.getByTestId('device-row').count();
+  await panel(page, 'run');
+  await page.getByTestId('kill-host').click();
+  await expect(page.getByTestId('host-status')).toContainText('down');
+  await page.screenshot({ path: `${SHOTS}/host-down.png` });
+  await page.getByTestId('restart-host').click();
+  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+  await panel(page, 'devices');
+  await expect(page.getByTestId('device-row')).toHaveCount(devices);
 });

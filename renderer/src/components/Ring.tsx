@@ -37,9 +37,11 @@ export function RingView({ ring, label, testid }: { ring: Ring | undefined; labe
       </path>,
     );
   }
+  // P outside the ring, C inside, each at the slot it points to
   const marker = (idx: number, name: string, cls: string) => {
-    const a = ((idx % depth) % visible) * step;
-    const x = cx + (r1 + 8) * Math.sin(a); const y = cy - (r1 + 8) * Math.cos(a);
+    const a = ((idx % depth) % visible + 0.5) * step;
+    const r = cls === 'prod' ? r1 + 7 : r0 - 8;
+    const x = cx + r * Math.sin(a); const y = cy - r * Math.cos(a);
     return <text x={x} y={y + 4} className={`ring-mark ${cls}`} textAnchor="middle">{name}</text>;
   };
   const recent = [...ring.slots.values()].sort((a, b) => b.abs - a.abs).slice(0, 4);

@@ -219,13 +219,13 @@ function AddressMap() {
   const model = useModel();
   const keys = model.keys.rows(false);
   if (!buffers.length) return <p className="muted">No buffers.</p>;
-  const W = 900; const gap = 16; const laneH = 16; const top = 30;
+  const G = 230; const W = 1200; const gap = 16; const laneH = 16; const top = 30;
   const total = buffers.reduce((s, b) => s + b.length, 0);
-  const usable = W - gap * (buffers.length - 1);
+  const usable = W - G - gap * (buffers.length - 1);
   const layout: { b: BufferView; x: number; w: number }[] = [];
-  let x = 0;
+  let x = G;
   for (const b of buffers) { const w = Math.max(40, (usable * b.length) / total); layout.push({ b, x, w }); x += w + gap; }
-  const scaleX = x - gap > W ? W / (x - gap) : 1;
+  const scaleX = 1;
   const toX = (addr: number): number | null => {
     for (const l of layout) if (addr >= l.b.addr && addr <= l.b.addr + l.b.length) return (l.x + ((addr - l.b.addr) / l.b.length) * l.w) * scaleX;
     return null;
@@ -233,7 +233,7 @@ function AddressMap() {
   const segsOf = (k: KeyEntry) => (k.sg.length ? k.sg : k.length ? [{ addr: k.addr, length: k.length }] : []);
   const H = top + Math.max(1, keys.length) * (laneH + 4) + 8;
   return (
-    <svg className="addr-map" data-testid="address-map" viewBox={`0 0 ${W} ${H}`} width="100%" role="img" aria-label="address-space map: which key covers which bytes">
+    <svg className="addr-map" data-testid="address-map" viewBox={`0 0 ${W} ${H}`} width="100%" style={{ maxWidth: W }} role="img" aria-label="address-space map: which key covers which bytes">
       {layout.map(({ b, x: bx, w }) => (
         <g key={b.handle}>
           <rect x={bx * scaleX} y={4} width={w * scaleX} height={18} className="map-buf" />
@@ -251,7 +251,7 @@ function AddressMap() {
               return <rect key={j} x={x0} y={y} width={Math.max(2, x1 - x0)} height={laneH} fill={color} opacity={k.sg.length ? 0.6 : 0.85} rx={2}>
                 <title>{`${k.type} ${k.handle} rkey ${hex(k.rkey, 8)}${k.sg.length ? ` SG segment ${j}` : ''}: ${hexAddr(s.addr)} +${s.length}`}</title></rect>;
             })}
-            <text x={4} y={y + laneH - 4} className="map-key">{k.type} {k.handle} · rkey {hex(k.rkey, 8)}{k.sg.length ? ` · ${k.sg.length} SG segments` : ''}</text>
+            <text x={4} y={y + laneH - 4} className="map-key" fill={color}>{k.type} {k.handle} · rkey {hex(k.rkey, 8)}{k.sg.length ? ` · ${k.sg.length} SG segments` : ''}</text>
           </g>
         );
       })}

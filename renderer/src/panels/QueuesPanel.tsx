@@ -164,6 +164,7 @@ function PostRecvForm() {
   useConsole((s) => s.versions.keys);
   const model = useModel();
   const post = useConsole((s) => s.postRecv);
+  const { dev, pdDev } = useNames();
   const mrs = model.keys.rows(false).filter((k) => k.type === 'MR' && k.length > 0);
   const [qp, setQp] = useState(''); const [mr, setMr] = useState(''); const [len, setLen] = useState('64'); const [wrId, setWrId] = useState('100');
   const q = qps.find((x) => x.handle === Number(qp || qps[0]?.handle));
@@ -173,9 +174,9 @@ function PostRecvForm() {
   return (
     <form className="form" aria-label="post receive" onSubmit={(e) => { e.preventDefault(); if (!problem && q) void post(q.handle, wr); }}>
       <Field label="QP"><select value={q?.handle ?? ''} onChange={(e) => setQp(e.target.value)}>
-        {qps.map((x) => <option key={x.handle} value={x.handle}>qp {x.handle}</option>)}</select></Field>
+        {qps.map((x) => <option key={x.handle} value={x.handle}>qp {x.handle} on {dev(x.device)}</option>)}</select></Field>
       <Field label="MR (lkey)"><select value={m?.handle ?? ''} onChange={(e) => setMr(e.target.value)}>
-        {mrs.map((x) => <option key={x.handle} value={x.handle}>MR {x.handle} lkey {hex(x.lkey, 8)}</option>)}</select></Field>
+        {mrs.map((x) => <option key={x.handle} value={x.handle}>MR {x.handle} on {pdDev(x.pd)} lkey {hex(x.lkey, 8)}</option>)}</select></Field>
       <Field label="length"><input value={len} onChange={(e) => setLen(e.target.value)} size={5} /></Field>
       <Field label="wr_id"><input value={wrId} onChange={(e) => setWrId(e.target.value)} size={4} /></Field>
       <button type="submit" data-testid="post-recv" disabled={!!problem}>Post recv</button><Pending form="post.recv" />

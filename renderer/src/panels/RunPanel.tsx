@@ -61,6 +61,20 @@ function FaultsForm() {
   );
 }
 
+function HostControl() {
+  const kill = useConsole((s) => s.killHost);
+  const restart = useConsole((s) => s.restartHost);
+  const host = useConsole((s) => s.host);
+  return (
+    <div className="form">
+      <button type="button" className="danger" data-testid="kill-host" disabled={host.state !== 'up'} onClick={kill}>Crash the backend host</button>
+      <button type="button" onClick={restart} disabled={host.state === 'up'}>Restart it</button>
+      <span className="muted small">The host replays its journal on restart; the console redraws from the replayed events.</span>
+      <ErrorMessage form="host" />
+    </div>
+  );
+}
+
 export function RunPanel() {
   return (
     <div className="stack">
@@ -69,6 +83,7 @@ export function RunPanel() {
         <Section title="Fault injection (engine.faults)" testid="faults-section"><FaultsForm /></Section>
       </div>
       <Section title="Live rates"><LiveRate /></Section>
+      <Section title="Backend host"><HostControl /></Section>
     </div>
   );
 }

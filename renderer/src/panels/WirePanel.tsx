@@ -42,11 +42,14 @@ function PacketList({ rows, selected, onSelect, follow }: { rows: PacketRow[]; s
 }
 
 function Decoded({ p }: { p: PacketRow | undefined }) {
+  const devices = useConsole((s) => s.devices);
   if (!p) return <p className="muted">Select a packet.</p>;
+  const name = (d: number) => devices.find((x) => x.handle === d)?.name ?? `device ${d}`;
+  const e = ends(p);
   return (
     <div data-testid="packet-detail">
-      <p><strong>{p.opName}</strong> <span className="muted">{p.event} by device {p.device} at {fmtT(p.t)} (event #{p.seq})</span></p>
-      {p.text && <p>{p.text}</p>}
+      <p><strong>{p.opName}</strong> <span className="muted">{e.from ? name(e.from) : '?'} → {e.to ? name(e.to) : '?'}, {p.event} at {fmtT(p.t)} (event #{p.seq})</span></p>
+      {p.text && p.text !== p.opName && <p>{p.text}</p>}
       <table className="table compact mono"><tbody>
         {p.fields.map(([k, v]) => <tr key={k}><td>{k}</td><td>{v}</td></tr>)}
       </tbody></table>
@@ -74,7 +77,7 @@ function Ladder({ rows, focus }: { rows: PacketRow[]; focus: PacketRow | undefin
   return (
     <svg className="ladder" data-testid="ladder" viewBox={`0 0 ${W} ${H}`} width="100%" style={{ maxWidth: W }} role="img" aria-label={`sequence diagram ${name(a)} and ${name(b)}`}>
       <defs>
-        <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" className="arrowhead" /></marker>
+        <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" className="arrowhead" /></marker>
       </defs>
       <text x={xa} y={18} textAnchor="middle" className="lad-end">{name(a)}</text>
       <text x={xb} y={18} textAnchor="middle" className="lad-end">{name(b)}</text>
@@ -91,7 +94,7 @@ function Ladder({ rows, focus }: { rows: PacketRow[]; focus: PacketRow | undefin
           <g key={p.id} className={cls} data-testid="ladder-arrow">
             <line x1={x0} y1={y} x2={x1} y2={y + dy * 0.6} markerEnd={p.event === 'dropped' ? undefined : 'url(#arrow)'} />
             {p.event === 'dropped' && <text x={x1} y={y + dy * 0.6 + 4} textAnchor="middle" className="lad-x">✕</text>}
-            <text x={(xa + xb) / 2} y={y + dy * 0.3 - 2} textAnchor="middle" className="lad-label">{label}</text>
+            <text x={(xa + xb) / 2} y={y + dy * 0.3 - 5} textAnchor="middle" className="lad-label">{label}</text>
             <text x={fromA ? xa - 8 : xb + 8} y={y + 4} textAnchor={fromA ? 'end' : 'start'} className="lad-t">{fmtT(p.t)}</text>
           </g>
         );

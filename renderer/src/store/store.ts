@@ -50,6 +50,8 @@ export interface ConsoleState {
   host: { state: 'connecting' | 'starting' | 'up' | 'down'; reason?: string; restarts?: number; pid?: number };
   hasTransport: boolean;
   restartHost(): void;
+  /** the "crash the backend" demo: kill the host process (the console then shows it down, with the reason) */
+  killHost(): void;
   // ui
   theme: 'light' | 'dark'; panel: PanelId;
   errors: Record<string, ErrorInfo | undefined>; pending: Record<string, boolean>;
@@ -194,6 +196,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       host: transport ? { state: 'connecting' } : { state: 'down', reason: opts.transportProblem ?? 'no transport to the backend host (not built yet)' },
       hasTransport: !!transport,
       restartHost() { if (transport) transport.control('restart-host'); else setError('host', { code: 'HOST_DOWN', message: 'no transport to the backend host (not built yet)' }); },
+      killHost() { if (transport) transport.control('kill-host'); else setError('host', { code: 'HOST_DOWN', message: 'no transport to the backend host (not built yet)' }); },
 
       theme: 'light', panel: 'devices', errors: {}, pending: {},
       setTheme: (theme) => set({ theme }),
