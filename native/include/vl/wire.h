@@ -81,7 +81,10 @@ const char* crc32_impl_name();  // the path crc32() takes: "vpclmulqdq-avx512-fo
 // Bytes of BTH + extension headers for an opcode (12 + ...), 0 for an unknown opcode.
 size_t header_len(uint8_t opcode);
 
-// Encode BTH..ICRC (the UDP payload) into out (cleared first). pad is computed from payload_len.
+// Encode BTH..ICRC (the UDP payload) into out (resized, capacity reused). Writes exactly the headers opcode_mask
+// names, the payload, zero pad ((-payload_len) mod 4; Packet::pad is ignored) and the ICRC. It does not police
+// semantics (an ACK with a payload, an unknown opcode as bare BTH + payload), so tests can build bad packets.
+// Lengths go into 16-bit IP/UDP fields: keep payload_len <= 65000 (PMTU is at most 4096).
 void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out);
 // Decode a UDP payload (BTH..ICRC). Returns false with err set on a malformed packet. ICRC is not checked.
 bool decode(const uint8_t* data, size_t len, Packet& p, std::string* err = nullptr);
