@@ -375,7 +375,7 @@ export class ScenarioRun {
       const match = pkts.filter((b) => b[0] === BthOpcode[p.opcode] && (p.syndrome === undefined || syndromeName(b) === p.syndrome));
       const ok = p.count === undefined ? match.length > 0 : match.length === p.count;
       if (!ok) {
-        fail(`expect.packet.${k}`, `expected ${p.count === undefined ? 'at least one' : p.count} ${p.opcode}${p.syndrome ? ` ${p.syndrome}` : ''} packet${p.count === 1 ? '' : 's'}, saw ${match.length}; packets during the step: ${pkts.map(describePacket).join(', ') || 'none'}`);
+        fail(`expect.packet.${k}`, `expected ${p.count === undefined ? 'at least one' : p.count} ${p.opcode}${p.syndrome ? ` ${p.syndrome}` : ''} packet${p.count === 1 ? '' : 's'}, saw ${match.length}; packets${p.from ? ` from ${p.from}` : ''} during the step: ${pkts.map(describePacket).join(', ') || 'none'}`);
       }
     }
     for (const [k, b] of (ex.bytes ?? []).entries()) {
