@@ -6,6 +6,7 @@ import { Field, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
 
 const fmtT = (t: number) => (t / 1000).toFixed(3);
+const fmtN = (v: number) => (v === 0 ? '' : v > 0xffff ? `0x${v.toString(16)}` : String(v));
 
 export function EventsPanel() {
   useConsole((s) => s.versions.events);
@@ -31,7 +32,7 @@ export function EventsPanel() {
         </form>
         <VirtualRows count={view.length} follow={follow} selected={selected} label="event log" testid="event-log" height={480}
           onSelect={(i) => { setFollow(false); setSelected(i); }}
-          header={<div className="vrow head ev-cols"><span>seq</span><span>t (µs)</span><span>kind</span><span>dev</span><span>object</span><span>a</span><span>b</span><span>text</span></div>}
+          header={<div className="vrow head ev-cols"><span>seq</span><span>t (µs)</span><span>kind</span><span>dev</span><span>object</span><span>a</span><span>b</span><span>c</span><span>d</span><span>text</span></div>}
           render={(i) => {
             const pos = view.at(i); const k = pos % ring.capacity;
             const ok = (ring.flags[k] & 1) === 1;
@@ -39,7 +40,7 @@ export function EventsPanel() {
               <div className={`ev-cols ${ok ? '' : 'ev-bad'}`} data-testid="event-row">
                 <span>{ring.seq[k]}</span><span>{fmtT(ring.t[k])}</span><span className="ev-kind">{ring.kinds.get(ring.kind[k])}</span>
                 <span>{ring.device[k] || ''}</span><span>{ring.objKinds.get(ring.objKind[k])} {ring.obj[k] || ''}</span>
-                <span>{ring.a[k] ? `0x${ring.a[k].toString(16)}` : ''}</span><span>{ring.b[k] || ''}</span>
+                <span>{fmtN(ring.a[k])}</span><span>{fmtN(ring.b[k])}</span><span>{fmtN(ring.c[k])}</span><span>{fmtN(ring.d[k])}</span>
                 <span className="ev-text">{ring.text[k] ?? ''}</span>
               </div>
             );

@@ -179,6 +179,64 @@ function RegMrForm() {
   );
 }
 
+function MwForms() {
+  const pds = useConsole((s) => s.pds).filter((p) => !p.destroyed);
+  const devices = useConsole((s) => s.devices);
+  const alloc = useConsole((s) => s.allocMw);
+  const bind = useConsole((s) => s.bindMw);
+  useConsole((s) => s.versions.keys);
+  useConsole((s) => s.versions.queues);
+  const model = useModel();
+  const [pd, setPd] = useState('');
+  const [type, setType] = useState<'IBV_MW_TYPE_1' | 'IBV_MW_TYPE_2'>('IBV_MW_TYPE_1');
+  const [mw, setMw] = useState(''); const [mr, setMr] = useState(''); const [qp, setQp] = useState('');
+  const [off, setOff] = useState('0'); const [len, setLen] = useState('64');
+  const [access, setAccess] = useState<string[]>(['IBV_ACCESS_REMOTE_READ']);
+  const pdH = Number(pd || pds[0]?.handle || 0);
+  const devName = (d: number) => devices.find((x) => x.handle === d)?.name ?? `dev ${d}`;
+  const mws = model.keys.rows(false).filter((k) => k.type === 'MW');
+  const mrs = model.keys.rows(false).filter((k) => k.type === 'MR' && k.length > 0);
+  const qps = [...model.queues.qps.values()].filter((q) => !q.destroyed);
+  const w = mws.find((x) => x.handle === Number(mw)) ?? mws[0];
+  const m = mrs.find((x) => x.handle === Number(mr)) ?? mrs.find((x) => w && x.pd === w.pd) ?? mrs[0];
+  const q = qps.find((x) => x.handle === Number(qp)) ?? qps.find((x) => m && x.pd === m.pd) ?? qps[0];
+  const o = parseNum(off); const l = parseNum(len);
+  const bindArgs = { qp: q?.handle ?? 0, mw: w?.handle ?? 0, mr: m?.handle ?? 0, addr: (m?.addr ?? 0) + (Number.isNaN(o) ? 0 : o), length: l, access };
+  const allocProblem = !pds.length ? 'allocate a PD first' : commandProblem({ cmd: 'mw.alloc', args: { pd: pdH, type } });
+  const bindProblem = !w ? 'allocate a memory window first' : !m ? 'register an MR first' : !q ? 'create a QP first (binds are posted on a QP)'
+    : Number.isNaN(o) || Number.isNaN(l) ? 'offset/length: numbers' : commandProblem({ cmd: 'mw.bind', args: bindArgs });
+  const toggle = (n: string) => setAccess((a) => (a.includes(n) ? a.filter((x) => x !== n) : [...a, n]));
+  return (
+    <div className="stack">
+      <form className="form" aria-label="allocate memory window" onSubmit={(e) => { e.preventDefault(); if (!allocProblem) void alloc(pdH, type); }}>
+        <Field label="PD"><select value={pdH || ''} onChange={(e) => setPd(e.target.value)}>
+          {pds.map((p) => <option key={p.handle} value={p.handle}>pd {p.handle} ({devName(p.device)})</option>)}</select></Field>
+        <Field label="Type"><select value={type} onChange={(e) => setType(e.target.value as typeof type)}>
+          <option value="IBV_MW_TYPE_1">IBV_MW_TYPE_1</option><option value="IBV_MW_TYPE_2">IBV_MW_TYPE_2</option></select></Field>
+        <button type="submit" disabled={!!allocProblem}>Allocate MW (mw.alloc)</button>
+        <ErrorMessage form="mw.alloc" local={allocProblem} />
+      </form>
+      <form className="form" aria-label="bind memory window" onSubmit={(e) => { e.preventDefault(); if (!bindProblem) void bind(bindArgs); }}>
+        <Field label="MW"><select value={w?.handle ?? ''} onChange={(e) => setMw(e.target.value)}>
+          {mws.map((x) => <option key={x.handle} value={x.handle}>MW {x.handle} ({x.kind}) rkey {hex(x.rkey, 8)}</option>)}</select></Field>
+        <Field label="MR"><select value={m?.handle ?? ''} onChange={(e) => setMr(e.target.value)}>
+          {mrs.map((x) => <option key={x.handle} value={x.handle}>MR {x.handle} @ {hexAddr(x.addr)}</option>)}</select></Field>
+        <Field label="QP"><select value={q?.handle ?? ''} onChange={(e) => setQp(e.target.value)}>
+          {qps.map((x) => <option key={x.handle} value={x.handle}>qp {x.handle}</option>)}</select></Field>
+        <Field label="Offset"><input value={off} onChange={(e) => setOff(e.target.value)} size={5} /></Field>
+        <Field label="Length"><input value={len} onChange={(e) => setLen(e.target.value)} size={6} /></Field>
+        <fieldset className="checks" aria-label="window access flags">
+          {['IBV_ACCESS_REMOTE_WRITE', 'IBV_ACCESS_REMOTE_READ', 'IBV_ACCESS_REMOTE_ATOMIC'].map((n) => (
+            <label key={n}><input type="checkbox" checked={access.includes(n)} onChange={() => toggle(n)} />{n}</label>))}
+        </fieldset>
+        <button type="submit" disabled={!!bindProblem}>Bind MW (mw.bind)</button>
+        <ErrorMessage form="mw.bind" local={bindProblem} />
+      </form>
+      <p className="muted small">A type 1 bind is posted on the QP's send queue: run the engine, then the new rkey appears in the key table from the device's event.</p>
+    </div>
+  );
+}
+
 function KeyTableView() {
   useConsole((s) => s.versions.keys);
   const model = useModel();
@@ -277,6 +335,7 @@ export function MemoryPanel() {
         </Section>
       )}
       <Section title="Keys (lkey / rkey = index << 8 | key byte)" testid="keys-section"><KeyTableView /></Section>
+      <Section title="Memory windows"><MwForms /></Section>
       <Section title="Address-space map"><AddressMap /></Section>
     </div>
   );

@@ -84,6 +84,26 @@ function CreateQpForm() {
   );
 }
 
+function CreateSrqForm() {
+  const pds = useConsole((s) => s.pds).filter((p) => !p.destroyed);
+  const create = useConsole((s) => s.createSrq);
+  const { pdDev } = useNames();
+  const [pd, setPd] = useState(''); const [maxWr, setMaxWr] = useState('16'); const [limit, setLimit] = useState('0');
+  const pdH = Number(pd || pds[0]?.handle || 0);
+  const w = parseNum(maxWr); const l = parseNum(limit);
+  const problem = !pds.length ? 'allocate a PD first' : Number.isNaN(w) || Number.isNaN(l) ? 'numbers, please' : commandProblem({ cmd: 'srq.create', args: { pd: pdH, maxWr: w, srqLimit: l } });
+  return (
+    <form className="form" aria-label="create SRQ" onSubmit={(e) => { e.preventDefault(); if (!problem) void create(pdH, w, l); }}>
+      <Field label="PD"><select value={pdH || ''} onChange={(e) => setPd(e.target.value)}>
+        {pds.map((p) => <option key={p.handle} value={p.handle}>pd {p.handle} ({pdDev(p.handle)})</option>)}</select></Field>
+      <Field label="max_wr"><input value={maxWr} onChange={(e) => setMaxWr(e.target.value)} size={5} /></Field>
+      <Field label="srq_limit"><input value={limit} onChange={(e) => setLimit(e.target.value)} size={5} /></Field>
+      <button type="submit" disabled={!!problem}>Create SRQ</button>
+      <ErrorMessage form="srq.create" local={problem} />
+    </form>
+  );
+}
+
 function ConnectForm() {
   const { qps } = useLiveObjects();
   const connect = useConsole((s) => s.connectQps);
@@ -257,7 +277,10 @@ export function QueuesPanel() {
         <Section title="Create CQ"><CreateCqForm /></Section>
         <Section title="Create QP"><CreateQpForm /></Section>
       </div>
-      <Section title="Connect two RC QPs (qp.connect)"><ConnectForm /></Section>
+      <div className="row">
+        <Section title="Connect two RC QPs (qp.connect)"><ConnectForm /></Section>
+        <Section title="Create SRQ"><CreateSrqForm /></Section>
+      </div>
       <div className="row">
         <Section title="Post send" testid="post-send-section"><PostSendForm /></Section>
         <Section title="Post receive"><PostRecvForm /></Section>

@@ -68,6 +68,9 @@ export interface ConsoleState {
   writeMemory(form: string, addr: number, hexData: string): Promise<boolean>; readBuffer(h: number): Promise<void>;
   regMr(args: { pd: number; addr: number; length: number; access: string[] }): Promise<boolean>;
   deregMr(h: number): Promise<void>;
+  allocMw(pd: number, type: 'IBV_MW_TYPE_1' | 'IBV_MW_TYPE_2'): Promise<boolean>;
+  bindMw(args: { qp: number; mw: number; mr: number; addr: number; length: number; access: string[] }): Promise<boolean>;
+  createSrq(pd: number, maxWr: number, srqLimit: number): Promise<boolean>;
   // queues
   createCq(device: number, cqe: number): Promise<boolean>;
   createQp(args: { pd: number; sendCq: number; recvCq: number; qpType: string; maxSendWr: number; maxRecvWr: number }): Promise<boolean>;
@@ -290,6 +293,21 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
           const k = model.keys.byHandle.get(h); if (k) { k.destroyed = true; k.state = 'destroyed'; }
           dirty.keys = true; queueFlush();
         }
+      },
+
+      async allocMw(pd, type) {
+        const r = await get().exec('mw.alloc', { cmd: 'mw.alloc', args: { pd, type } });
+        if (!r) return false;
+        model.keys.applyInfo('MW', r.result, handleOf(r.result, 'mw'));
+        dirty.keys = true; queueFlush();
+        return true;
+      },
+      async bindMw(args) {
+        // the bind is a send-queue operation: its completion and the new rkey arrive as events
+        return !!(await get().exec('mw.bind', { cmd: 'mw.bind', args }));
+      },
+      async createSrq(pd, maxWr, srqLimit) {
+        return !!(await get().exec('srq.create', { cmd: 'srq.create', args: { pd, maxWr, srqLimit } }));
       },
 
       // ---------------------------------------------------------- queues
