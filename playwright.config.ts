@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 process.env.VERBSLAB_E2E_PORT ??= String(20000 + (process.pid % 20000));
-process.env.VERBSLAB_E2E_TOKEN ??= crypto.randomBytes(16).toString('hex');
+process.env.VERBSLAB_E2E_TOKEN ??= process.env.VERBSLAB_TOKEN || crypto.randomBytes(16).toString('hex');
+process.env.VERBSLAB_TOKEN = process.env.VERBSLAB_E2E_TOKEN;   // specs may read either name
 process.env.VERBSLAB_E2E_SESSION ??= fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-e2e-'));
 const port = Number(process.env.VERBSLAB_E2E_PORT);
 const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
