@@ -7,6 +7,10 @@ import { expect, test, type Locator, type Page } from '@playwright/test';
 const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
 const START = process.env.VL_CONSOLE_URL ?? `/?token=${TOKEN}`;
 const SHOTS = 'e2e/screenshots';
+// unique per run, so the spec also passes against a session that already holds devices
+const RUN = Math.random().toString(36).slice(2, 7);
+const LEFT = `left_${RUN}`;
+const RIGHT = `right_${RUN}`;
 
 // one backend for the whole file: the last test kills and restarts it
 test.describe.configure({ mode: 'serial' });
@@ -37,20 +41,21 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
 
   // ---- devices
   await panel(page, 'devices');
+  await expect(page.getByTestId('devices-panel')).toHaveAttribute('data-loaded', 'true');
   const rowsBefore = await page.getByTestId('device-row').count();
-  for (const name of ['left', 'right']) {
+  for (const name of [LEFT, RIGHT]) {
     await page.getByTestId('device-name').fill(name);
     await page.getByTestId('create-device').click();
     await expect(page.getByTestId('device-row').filter({ hasText: name })).toHaveCount(1);
   }
   await expect(page.getByTestId('device-row')).toHaveCount(rowsBefore + 2);
   await noErrors(page);
-  for (const name of ['left', 'right']) {
+  for (const name of [LEFT, RIGHT]) {
     const row = page.getByTestId('device-row').filter({ hasText: name });
     await row.getByTestId('alloc-pd').click();
     await expect(row).toContainText('pd ');
   }
-  await page.getByTestId('device-row').filter({ hasText: 'left' }).click();
+  await page.getByTestId('device-row').filter({ hasText: LEFT }).click();
   await expect(page.getByTestId('device-detail')).toContainText('IBV_DEVICE_');
   await expect(page.getByTestId('real-devices')).toContainText('none found');
   await page.screenshot({ path: `${SHOTS}/devices.png`, fullPage: true });
@@ -68,10 +73,10 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   const [bufA, bufB] = bufs;
   // validation as you type: REMOTE_WRITE without LOCAL_WRITE
   await page.getByTestId('access-IBV_ACCESS_LOCAL_WRITE').uncheck();
-  await expect(page.getByTestId('validation-message')).toContainText('need');
+  await expect(page.getByTestId('reg-mr-form').getByTestId('validation-message')).toContainText('need');
   await expect(page.getByTestId('reg-mr')).toBeDisabled();
   await page.getByTestId('access-IBV_ACCESS_LOCAL_WRITE').check();
-  for (const [dev, buf] of [['left', bufA], ['right', bufB]] as const) {
+  for (const [dev, buf] of [[LEFT, bufA], [RIGHT, bufB]] as const) {
     const before = await page.getByTestId('key-row').count();
     await selectContaining(page.getByTestId('mr-pd'), `(${dev})`);
     await page.getByTestId('mr-buffer').selectOption(buf);
@@ -82,13 +87,13 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
 
   // ---- queues: a CQ and an RC QP per device, connected
   await panel(page, 'queues');
-  for (const dev of ['left', 'right']) {
+  for (const dev of [LEFT, RIGHT]) {
     const before = await page.getByTestId('cq-card').count();
     await selectContaining(page.getByTestId('cq-device'), dev);
     await page.getByTestId('create-cq').click();
     await expect(page.getByTestId('cq-card')).toHaveCount(before + 1);
   }
-  for (const dev of ['left', 'right']) {
+  for (const dev of [LEFT, RIGHT]) {
     const before = await page.getByTestId('qp-card').count();
     await selectContaining(page.getByTestId('qp-pd'), `(${dev})`);
     await page.getByTestId('qp-type').selectOption('IBV_QPT_RC');
@@ -96,11 +101,11 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
     await expect(page.getByTestId('qp-card')).toHaveCount(before + 1);
   }
   await noErrors(page);
-  await selectContaining(page.getByTestId('connect-a'), 'on left');
-  await selectContaining(page.getByTestId('connect-b'), 'on right');
+  await selectContaining(page.getByTestId('connect-a'), `on ${LEFT}`);
+  await selectContaining(page.getByTestId('connect-b'), `on ${RIGHT}`);
   await page.getByTestId('connect-qps').click();
   await noErrors(page);
-  await expect(page.getByTestId('qp-card').filter({ hasText: 'on left' }).getByTestId('qp-state-diagram')).toHaveAttribute('data-state', 'IBV_QPS_RTS');
+  await expect(page.getByTestId('qp-card').filter({ hasText: `on ${LEFT}` }).getByTestId('qp-state-diagram')).toHaveAttribute('data-state', 'IBV_QPS_RTS');
 
   // ---- write bytes into buffer A
   await panel(page, 'memory');
@@ -114,17 +119,17 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
 
   // ---- RDMA WRITE A -> B
   await panel(page, 'queues');
-  await selectContaining(page.getByTestId('send-qp'), 'on left');
+  await selectContaining(page.getByTestId('send-qp'), `on ${LEFT}`);
   await page.getByTestId('send-opcode').selectOption('IBV_WR_RDMA_WRITE');
-  await selectContaining(page.getByTestId('send-local-mr'), 'on left');
+  await selectContaining(page.getByTestId('send-local-mr'), `on ${LEFT}`);
   await page.getByTestId('send-length').fill('8');
-  await selectContaining(page.getByTestId('send-remote-mr'), 'on right');
+  await selectContaining(page.getByTestId('send-remote-mr'), `on ${RIGHT}`);
   await page.getByTestId('send-wrid').fill('1');
   await page.getByTestId('post-send').click();
   await noErrors(page);
   await page.getByTestId('run-idle').click();
   await expect(page.getByTestId('run-status')).toContainText('run');
-  const cqLeft = page.getByTestId('cq-card').filter({ hasText: 'on left' });
+  const cqLeft = page.getByTestId('cq-card').filter({ hasText: `on ${LEFT}` });
   await expect(cqLeft.getByTestId('ring-entry').first()).toContainText('IBV_WC_SUCCESS');
   await cqLeft.getByTestId('poll-cq').click();
   await expect(cqLeft.getByTestId('wc-status').first()).toHaveText('IBV_WC_SUCCESS');
@@ -151,9 +156,9 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
 
   // ---- wrong rkey: the responder refuses it
   await panel(page, 'queues');
-  await selectContaining(page.getByTestId('send-qp'), 'on left');
-  await selectContaining(page.getByTestId('send-local-mr'), 'on left');
-  await selectContaining(page.getByTestId('send-remote-mr'), 'on right');
+  await selectContaining(page.getByTestId('send-qp'), `on ${LEFT}`);
+  await selectContaining(page.getByTestId('send-local-mr'), `on ${LEFT}`);
+  await selectContaining(page.getByTestId('send-remote-mr'), `on ${RIGHT}`);
   const good = (await page.getByTestId('send-rkey').inputValue()).trim();
   const wrong = `0x${((parseInt(good, 16) ^ 0xff) >>> 0).toString(16).padStart(8, '0')}`;
   await page.getByTestId('send-rkey').fill(wrong);
@@ -187,7 +192,7 @@ test('an unbuilt or refused command shows its error next to the form that sent i
   await expect(page.getByTestId('host-status')).toHaveText('backend up');
   await panel(page, 'devices');
   await page.getByTestId('device-name').fill('Bad Name');
-  await expect(page.getByTestId('validation-message')).toBeVisible();
+  await expect(page.getByTestId('create-device-form').getByTestId('validation-message')).toBeVisible();
   await expect(page.getByTestId('create-device')).toBeDisabled();
 });
 
@@ -195,6 +200,7 @@ test('the backend host dies, the header says why, and restart brings the session
   await page.goto(START);
   await expect(page.getByTestId('host-status')).toHaveText('backend up');
   await panel(page, 'devices');
+  await expect(page.getByTestId('devices-panel')).toHaveAttribute('data-loaded', 'true');
   const devices = await page.getByTestId('device-row').count();
   await panel(page, 'run');
   await page.getByTestId('kill-host').click();

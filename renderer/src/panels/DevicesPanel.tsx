@@ -99,9 +99,10 @@ export function DevicesPanel() {
   const selected = useConsole((s) => s.selectedDevice);
   const real = useConsole((s) => s.realDevices);
   const refresh = useConsole((s) => s.refreshDevices);
+  const loaded = useConsole((s) => s.devicesLoaded);
   const d = devices.find((x) => x.handle === selected);
   return (
-    <div className="stack">
+    <div className="stack" data-testid="devices-panel" data-loaded={loaded}>
       <Section title="Software devices" testid="devices-section" actions={<button type="button" onClick={() => void refresh()}>Refresh</button>}>
         <DeviceRows />
         <ErrorMessage form="devices" />

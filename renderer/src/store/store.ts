@@ -58,7 +58,7 @@ export interface ConsoleState {
   setTheme(t: 'light' | 'dark'): void; setPanel(p: PanelId): void; clearError(form: string): void;
   exec(form: string, command: unknown): Promise<{ result: unknown } | null>;
   // devices
-  devices: DeviceView[]; profiles: ProfileView[]; realDevices: Rec[]; selectedDevice: number | null; pds: PdView[];
+  devicesLoaded: boolean; devices: DeviceView[]; profiles: ProfileView[]; realDevices: Rec[]; selectedDevice: number | null; pds: PdView[];
   refreshDevices(): Promise<void>; createDevice(profile: string, name?: string): Promise<void>;
   destroyDevice(handle: number): Promise<void>; selectDevice(h: number | null): void; allocPd(device: number): Promise<void>;
   // memory & keys
@@ -223,7 +223,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       },
 
       // ---------------------------------------------------------- devices
-      devices: [], profiles: [], realDevices: [], selectedDevice: null, pds: [],
+      devicesLoaded: false, devices: [], profiles: [], realDevices: [], selectedDevice: null, pds: [],
       async refreshDevices() {
         const r = await get().exec('devices', { cmd: 'device.list', args: {} });
         if (!r) return;
@@ -232,7 +232,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const real = listOf(r.result, 'realDevices', 'real', 'ibverbs').filter(isRec) as Rec[];
         const sel = get().selectedDevice;
         set({
-          devices, realDevices: real,
+          devicesLoaded: true, devices, realDevices: real,
           profiles: profiles.length ? profiles : get().profiles,
           selectedDevice: sel !== null && devices.some((d) => d.handle === sel) ? sel : devices[0]?.handle ?? null,
         });
