@@ -9,6 +9,7 @@ import { startServer } from './server.ts';
 import type { RunningServer } from './server.ts';
 import { WebSocketTransport } from '../../renderer/src/transport/index.ts';
 import type { HostStatus } from '../protocol/index.ts';
+import type { ConsoleTransport } from '../../renderer/src/store/store.ts';
 
 let srv: RunningServer;
 const staticDir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-static-'));
@@ -59,6 +60,8 @@ describe('browser-mode server', () => {
   it('answers commands, names the bad field, survives host death and replays the journal', async () => {
     const t = new WebSocketTransport({ url: `ws://127.0.0.1:${srv.port}/rpc?token=test-token`, WebSocketImpl: WebSocket as unknown as typeof globalThis.WebSocket });
     await t.ready();
+    const asConsole: ConsoleTransport = t;      // compile-time: the UI store accepts this transport
+    expect(asConsole.call).toBeTypeOf('function');
     await waitFor(t, (s) => s.state === 'up');
     const events: number[] = [];
     t.onEvents((b) => { events.push(b.count); });
