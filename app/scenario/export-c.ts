@@ -68,7 +68,7 @@ class Emitter {
       pd: [`struct ibv_pd *${c};`],
       buffer: [`uint8_t *${c};`, `size_t ${c}_len;`],
       mr: [`struct ibv_mr *${c};`],
-      mw: [`struct ibv_mw *${c};`],
+      mw: [`struct ibv_mw *${c};`, `uint32_t ${c}_rkey; /* current rkey: libibverbs does not update mw->rkey after a BIND_MW work request */`],
       cq: [`struct ibv_cq *${c};`],
       srq: [`struct ibv_srq *${c};`],
       qp: [`struct ibv_qp *${c};`],
@@ -104,7 +104,7 @@ class Emitter {
         case 'mr.rkey': base = `${c}->rkey`; break;
         case 'mr.addr': case 'mr.iova': base = `(uint64_t)(uintptr_t)${c}->addr`; break;
         case 'mr.length': base = `(uint64_t)${c}->length`; break;
-        case 'mw.rkey': base = `${c}->rkey`; break;
+        case 'mw.rkey': base = `${c}_rkey`; break;
         case 'qp.qpNum': base = `${c}->qp_num`; break;
         case 'cq.cqe': base = `(uint64_t)${c}->cqe`; break;
         default: break;
@@ -416,6 +416,7 @@ function emitStep(e: Emitter, st: Step, n: number) {
     case 'mw.alloc': {
       const o = newObj('mw', { mwType: a.type === 'IBV_MW_TYPE_2' ? 2 : 1 });
       ptrCall(o.c, `ibv_alloc_mw(${ctx.h(a.pd, 'pd')}, ${String(a.type)})`, `ibv_alloc_mw ${String(a.type)}`);
+      if (!ex.error) B(`${o.c}_rkey = ${o.c}->rkey;`);
       break;
     }
     case 'mw.dealloc': intCall(`ibv_dealloc_mw(${ctx.h(a.mw, 'mw')})`, 'ibv_dealloc_mw'); break;
@@ -426,7 +427,10 @@ function emitStep(e: Emitter, st: Step, n: number) {
       B(`    rc = ibv_bind_mw(${ctx.h(a.qp, 'qp')}, ${ctx.h(a.mw, 'mw')}, &b);`);
       B('}');
       if (ex.error) { B(`CHECK(${n}, rc == ${ex.error}, ${what(`ibv_bind_mw fails with ${ex.error}`)});`); expectErrHandled = true; }
-      else B(`CHECK(${n}, rc == 0, ${what('ibv_bind_mw (the new rkey is in mw->rkey; the bind completes on the send CQ)')});`);
+      else {
+        B(`CHECK(${n}, rc == 0, ${what('ibv_bind_mw (the new rkey is in mw->rkey; the bind completes on the send CQ)')});`);
+        B(`${ctx.h(a.mw, 'mw')}_rkey = ${ctx.h(a.mw, 'mw')}->rkey;`);
+      }
       break;
     }
     case 'cq.create': {
@@ -710,7 +714,8 @@ function emitPostSend(e: Emitter, ctx: StepCtx, st: Step, n: number, B: (s: stri
         B(`    ${W}.wr.atomic.compare_add = ${ctx.n(w.compareAdd ?? 0)}; ${W}.wr.atomic.swap = ${ctx.n(w.swap ?? 0)};`);
         break;
       case 'IBV_WR_BIND_MW': {
-        B(`    ${W}.bind_mw.mw = ${ctx.h(w.mw, 'mw')}; ${W}.bind_mw.rkey = ${ctx.n(w.bindRkey ?? 0)};`);
+        e.global(`uint32_t wr_bind_rkey_${n}_${j};`);
+        B(`    ${W}.bind_mw.mw = ${ctx.h(w.mw, 'mw')}; ${W}.bind_mw.rkey = wr_bind_rkey_${n}_${j} = ${ctx.n(w.bindRkey ?? 0)};`);
         B(`    ${W}.bind_mw.bind_info.mr = ${w.bindMr !== undefined ? ctx.h(w.bindMr, 'mr') : 'NULL'}; ${W}.bind_mw.bind_info.addr = ${ctx.n(w.bindAddr ?? 0)};`);
         B(`    ${W}.bind_mw.bind_info.length = ${ctx.n(w.bindLength ?? 0)}; ${W}.bind_mw.bind_info.mw_access_flags = ${flags(w.bindAccess as string[])};`);
         break;
@@ -726,7 +731,12 @@ function emitPostSend(e: Emitter, ctx: StepCtx, st: Step, n: number, B: (s: stri
   B('    (void)bad;');
   B('}');
   if (ex.error) B(`CHECK(${n}, rc == ${ex.error}, ${cString(`ibv_post_send fails with ${ex.error}`)});`);
-  else B(`CHECK(${n}, rc == 0, ${cString(`ibv_post_send ${wrs.map((w) => String(w.opcode).replace(/^IBV_WR_/, '')).join(', ')}`)});`);
+  else {
+    B(`CHECK(${n}, rc == 0, ${cString(`ibv_post_send ${wrs.map((w) => String(w.opcode).replace(/^IBV_WR_/, '')).join(', ')}`)});`);
+    wrs.forEach((w, j) => {
+      if (w.opcode === 'IBV_WR_BIND_MW' && w.mw !== undefined) B(`${ctx.h(w.mw, 'mw')}_rkey = wr_bind_rkey_${n}_${j}; /* the window's rkey once the bind executes */`);
+    });
+  }
 }
 
 export const exportedAccessNames = Access.names;
