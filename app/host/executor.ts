@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command, CommandArgs, DeviceEvent, ErrorInfo } from '../protocol/index.ts';
 import {
+  Command as CommandSchema, describeZodError,
   Access, AtomicCap, DeviceCap, EventType, Mtu, MwType, QpAttrMask, QpState, QpType, SendFlag, WcOpcode, WcStatus,
   WrOpcode, flagsOf, namesOf,
 } from '../protocol/index.ts';
@@ -113,8 +114,12 @@ export class NativeExecutor implements Executor {
   liveObjects(): TrackedObject[] { return [...this.objects.values()].sort((a, b) => a.handle - b.handle); }
 
   exec(command: Command): ExecResult {
+    // Callers hand over validated commands; parsing again is cheap (~µs) and makes every caller (scenario
+    // runner, CLI, tests) get defaults filled in and a field-naming error instead of a crash.
+    const parsed = CommandSchema.safeParse(command);
+    if (!parsed.success) return { ok: false, error: describeZodError(parsed.error, 'command') };
     try {
-      const r = this.dispatch(command);
+      const r = this.dispatch(parsed.data);
       this.collect();
       return r;
     } catch (e) {
