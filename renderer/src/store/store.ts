@@ -39,7 +39,22 @@ export interface PollView { cq: number; wcs: Rec[]; seqAt: number }
 export type PanelId = 'devices' | 'memory' | 'queues' | 'wire' | 'events' | 'run';
 export interface Faults { loss: number; duplicate: number; reorder: number; delay: number; delayNs: number }
 
+/** renderer-side latency samples: a batch's arrival -> the frame after the store published it (ms) */
+export class LatencyStats {
+  readonly samples = new Float64Array(8192);
+  n = 0;
+  add(ms: number) { this.samples[this.n++ % this.samples.length] = ms; }
+  percentile(p: number): number {
+    const k = Math.min(this.n, this.samples.length);
+    if (!k) return NaN;
+    const a = Array.from(this.samples.subarray(0, k)).sort((x, y) => x - y);
+    return a[Math.min(k - 1, Math.floor((p / 100) * k))];
+  }
+  reset() { this.n = 0; }
+}
+
 export interface Model {
+  latency: LatencyStats;
   ring: EventRing; view: FilteredView; keys: KeyTable; queues: QueueModel; wire: WireLog; marks: MemoryMarks; checks: KeyChecks;
 }
 
@@ -164,12 +179,15 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const schedule = opts.schedule ?? rafScheduler;
   const ring = new EventRing(opts.ringCapacity ?? 1 << 20);
   const model: Model = {
+    latency: new LatencyStats(),
     ring, view: new FilteredView(ring), keys: new KeyTable(), queues: new QueueModel(), wire: new WireLog(),
     marks: new MemoryMarks(), checks: new KeyChecks(),
   };
   // dirty bits, published once per frame
   const dirty = { events: false, keys: false, queues: false, wire: false, memory: false, devices: false, hexBuffers: new Set<number>() };
   let flushQueued = false;
+  let pendingSince = -1;   // arrival time of the oldest batch not yet published
+  const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
   const reading = new Set<number>();
 
   const store = createStore<ConsoleState>()((set, get) => {
@@ -188,6 +206,10 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       dirty.events = dirty.keys = dirty.queues = dirty.wire = dirty.memory = dirty.devices = false;
       dirty.hexBuffers.clear();
       set({ versions: v });
+      if (pendingSince >= 0) {
+        const since = pendingSince; pendingSince = -1;
+        schedule(() => model.latency.add(now() - since));   // the next frame: this one has been painted
+      }
       if (refreshDevices) void get().refreshDevices();
       for (const b of hexBuffers) void get().readBuffer(b);
     }
@@ -401,7 +423,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
             if (e.objKind === 'buffer' || e.objKind === 'pd') applyObjectEvent(e);
           }
         }
-        if (events.length || dropped) queueFlush();
+        if (events.length || dropped) { if (pendingSince < 0) pendingSince = now(); queueFlush(); }
       },
 
       resetModels() {
