@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "vl/session.h"
@@ -97,6 +98,18 @@ struct Pair {
     return s.post_recv(x.qp, {r});
   }
   std::vector<Wc> poll(Handle cq, uint32_t n = 64) { return s.poll_cq(cq, n); }
+  // a new connected QP pair on the same devices; x uses (xs, xr) CQs, y uses (ys, yr)
+  void fresh(Side& x, Side& y, Handle xs, Handle xr, Handle ys, Handle yr) {
+    x = a; y = b;
+    for (auto [side, sc, rc] : {std::tuple<Side*, Handle, Handle>{&x, xs, xr}, {&y, ys, yr}}) {
+      QpInitAttr ia; ia.pd = side->pd; ia.send_cq = sc; ia.recv_cq = rc; ia.qp_type = qpt;
+      auto q = s.create_qp(side->pd, ia);
+      EXPECT_TRUE(q.ok()) << q.msg;
+      side->qp = q.value.handle; side->qpn = q.value.qp_num; side->scq = sc; side->rcq = rc;
+    }
+    connect(x, y, 1000, 2000);
+    connect(y, x, 2000, 1000);
+  }
   uint32_t state(Side& x) { return s.query_qp(x.qp)->attr.qp_state; }
 };
 
