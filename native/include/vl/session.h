@@ -187,6 +187,9 @@ class Session {
   void set_event_capture(bool on);                 // off for benchmarks
   Status write_pcap(const std::string& path) const;
 
+  // the device model itself, for in-tree extensions that live beside the core (native/src/net: UDP transport)
+  SessionImpl& internals() const { return *impl_; }
+
  private:
   std::unique_ptr<SessionImpl> impl_;
 };

@@ -136,7 +136,17 @@ struct Qp {
   uint32_t recv_byte_len = 0;
 };
 
+class SessionImpl;
+struct Qp;
+// A device attached to a real network (native/src/net): its packets leave through transmit() instead of the
+// in-process wire; received datagrams come in through SessionImpl::deliver_framed().
+struct WirePort {
+  virtual ~WirePort() = default;
+  virtual void transmit(Qp& q, wire::Packet& p) = 0;
+};
+
 struct Device {
+  WirePort* port = nullptr;                    // set while attached to a UDP transport
   Handle h = 0;
   std::string name;
   Profile profile;
@@ -259,6 +269,7 @@ class SessionImpl {
   void send_packet(Qp& q, wire::Packet& p, Handle dst_dev);
   void send_packet_raw(Handle src_dev, Handle dst_dev, wire::Packet& p);
   void deliver(Handle src, Handle dst, uint16_t ip_id, std::vector<uint8_t>& bytes);
+  void deliver_framed(Handle src, Handle dst, const wire::Framing& f, uint16_t ip_id, std::vector<uint8_t>& bytes);   // src 0: from the network
   void responder(Qp& q, const wire::Packet& p, Handle src_dev);
   void completer(Qp& q, const wire::Packet& p);
   void complete_wqe(Qp& q, SendWqe& w, uint32_t status);

@@ -16,7 +16,10 @@ wire::Framing SessionImpl::framing(Handle src, Handle dst, uint16_t ip_id) {
   return f;
 }
 
-void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev) { send_packet_raw(q.dev, dst_dev, p); }
+void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev) {
+  if (Device* d = dev(q.dev); d && d->port) return d->port->transmit(q, p);   // on a real network (native/src/net)
+  send_packet_raw(q.dev, dst_dev, p);
+}
 
 void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
   Action a;
@@ -60,6 +63,10 @@ void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
 }
 
 void SessionImpl::deliver(Handle src, Handle dst, uint16_t ipid, std::vector<uint8_t>& bytes) {
+  deliver_framed(src, dst, framing(src, dst, ipid), ipid, bytes);
+}
+
+void SessionImpl::deliver_framed(Handle src, Handle dst, const wire::Framing& f, uint16_t ipid, std::vector<uint8_t>& bytes) {
   auto drop = [&](const std::string& why) {
     if (!capture) return;
     auto& e = emit(EventKind::PacketDropped, dst, 0, "packet", why);
@@ -70,7 +77,6 @@ void SessionImpl::deliver(Handle src, Handle dst, uint16_t ipid, std::vector<uin
   wire::Packet& p = rx;
   p = wire::Packet{};
   if (!wire::decode(bytes.data(), bytes.size(), p, &err)) return drop("malformed: " + err);
-  wire::Framing f = framing(src, dst, ipid);
   uint32_t crc = wire::icrc(f, bytes.data(), bytes.size());
   if (crc != p.icrc) return drop("bad ICRC " + hex(p.icrc, 8) + " != " + hex(crc, 8));
   Qp* q = qp_by_qpn(dst, p.dest_qp);

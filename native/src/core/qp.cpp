@@ -199,8 +199,9 @@ Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
     if (a.path_mtu > pr.active_mtu) return fail(EINVAL, "path_mtu: " + std::to_string(mtu_bytes(a.path_mtu)) + " larger than the port's active_mtu " + std::to_string(mtu_bytes(pr.active_mtu)));
   }
   if (mask & QP_AV) {
-    if (!S.dev(a.dest_device)) return fail(EINVAL, "dest_device: no device with handle " + std::to_string(a.dest_device) + " (address vector)");
-    if (a.sgid_index > 1) return fail(EINVAL, "sgid_index: only GID 0 and 1 exist");
+    if (!(d.port && a.dest_device == 0) && !S.dev(a.dest_device))   // on a network: 0 = the remote host in dgid
+      return fail(EINVAL, "dest_device: no device with handle " + std::to_string(a.dest_device) + " (address vector)");
+    if (a.sgid_index >= d.gids.size()) return fail(EINVAL, "sgid_index: only GID 0.." + std::to_string(d.gids.size() - 1) + " exist");
   }
   if (mask & QP_DEST_QPN && a.dest_qp_num > 0xFFFFFF) return fail(EINVAL, "dest_qp_num: more than 24 bits");
   if (mask & QP_RQ_PSN && a.rq_psn > 0xFFFFFF) return fail(EINVAL, "rq_psn: more than 24 bits");
