@@ -191,7 +191,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       return;
     }
     let file = path.join(staticDir, path.normalize(pathname).replace(/^([/\\])+/, ''));
-    if (!file.startsWith(staticDir)) { res.writeHead(403, headers); res.end(); return; }
+    if (!file.startsWith(staticDir + path.sep)) { res.writeHead(403, headers); res.end(); return; }
     if (pathname.endsWith('/') || !path.extname(pathname)) file = path.join(staticDir, 'index.html');
     fs.stat(file, (err, st) => {
       if (err || !st.isFile()) {
