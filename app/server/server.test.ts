@@ -102,6 +102,15 @@ describe('browser-mode server', () => {
     const info = await t.call({ cmd: 'session.info', args: {} });
     expect((info.result as { objects: { handle: number; kind: string }[] }).objects).toContainEqual({ handle: pdHandle, kind: 'pd', device: 1 });
     expect(events.length).toBeGreaterThan(0);
+
+    // a crash inside native code (std::abort) is reported with its signal, and a restart recovers too
+    const crashed = waitFor(t, (s) => s.state === 'down');
+    srv.crashHostNatively();
+    expect((await crashed).reason).toContain('SIGABRT');
+    const up2 = waitFor(t, (s) => s.state === 'up');
+    t.control('restart-host');
+    expect((await up2).restarts).toBe(2);
+    expect((await t.call({ cmd: 'qp.query', args: { qp: 999 } })).error?.code).toBe('ENOENT');
     t.close();
   }, 30_000);
 });

@@ -35,6 +35,8 @@ export interface RunningServer {
   port: number;
   token: string;
   status(): HostStatus;
+  /** Make the host crash inside native code (std::abort in the addon): proves a native crash is survived. */
+  crashHostNatively(): void;
   close(): Promise<void>;
 }
 
@@ -191,7 +193,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       return;
     }
     let file = path.join(staticDir, path.normalize(pathname).replace(/^([/\\])+/, ''));
-    if (!file.startsWith(staticDir + path.sep)) { res.writeHead(403, headers); res.end(); return; }
+    if (file !== staticDir && !file.startsWith(staticDir + path.sep)) { res.writeHead(403, headers); res.end(); return; }
     if (pathname.endsWith('/') || !path.extname(pathname)) file = path.join(staticDir, 'index.html');
     fs.stat(file, (err, st) => {
       if (err || !st.isFile()) {
@@ -279,6 +281,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     port,
     token,
     status: () => status,
+    crashHostNatively: () => { if (child?.connected) child.send({ t: 'abort' }); },
     close: async () => {
       closing = true;
       for (const c of clients.values()) c.ws.close(1001, 'server shutting down');
