@@ -111,6 +111,24 @@ describe.skipIf(!factory)('scenario runner', () => {
     expect(kept.steps.filter((s) => !s.ok).map((s) => s.number)).toEqual([polls[0]! + 1]);
   });
 
+  it('runs through an asynchronous executor (the console\'s transport) with the same digest', async () => {
+    const sc = load('rc_atomics.json');
+    const syncRep = withEx((ex) => new ScenarioRun(sc, ex).run());
+    const ex = factory!(1);
+    try {
+      const later = <T>(v: T) => new Promise<T>((res) => setTimeout(() => res(v), 0));
+      const asyncEx = { exec: (c: Parameters<Executor['exec']>[0]) => later(ex.exec(c)), drainEvents: (m?: number) => later(ex.drainEvents(m)) };
+      const run = new ScenarioRun(sc, asyncEx);
+      expect(() => run.step()).toThrow(/asynchronous: use stepAsync/);
+      const run2 = new ScenarioRun(sc, asyncEx);
+      const first = await run2.runToAsync(3);
+      expect(first.map((s) => s.number)).toEqual([1, 2, 3]);
+      const rep = await run2.runAsync();
+      expect(rep.passed).toBe(true);
+      expect(rep.digest).toBe(syncRep.digest);
+    } finally { ex.close(); }
+  });
+
   it('runScenario refuses malformed input without running anything', () => {
     const rep = withEx((ex) => runScenario('{"verbslab":"scenario","version":1,"name":"x","devices":[{"name":"d","profile":"rxe"}],"steps":[{"cmd":"pd.alloc","args":{"device":"e"}}]}', ex, { file: 'x.json' }));
     expect(rep.passed).toBe(false);

@@ -4,6 +4,7 @@
 //   run.step();            // one step (the first call also resets the session and creates the devices)
 //   run.runTo(5);          // up to and including step 5 (1-based), stops at the first failure
 //   const report = run.run();   // everything; report.passed, report.failure, report.digest
+// With an asynchronous executor (the console over IPC/WebSocket): stepAsync(), runToAsync(n), runAsync().
 //
 // Names ("pd0", "qp1") are resolved to handles and references ("$mrA.rkey+4") to numbers just before a step
 // runs; the resolved command is validated against the live protocol schema. Expectations are checked after
@@ -18,6 +19,16 @@ import {
   bytesOf, bytesToHex, enumField, field, handleOf, hexToBytes, kindKey, numericFields, packetBytes, qpStateOf, toBig, wcsOf,
 } from './results.ts';
 import { Sha256 } from './sha256.ts';
+
+/** An executor whose calls complete later (the renderer's transport to the backend host). */
+export interface AsyncExecutor {
+  exec(command: Command): Promise<ExecResult>;
+  drainEvents(max?: number): Promise<DeviceEvent[]>;
+}
+
+/** What the runner's core asks its driver for: execute a command, or hand over pending events. */
+type Req = { t: 'exec'; c: Command } | { t: 'drain' };
+type Gen<T> = Generator<Req, T, unknown>;
 
 export interface RunOptions {
   /** Overrides the scenario's seed. */
@@ -89,7 +100,7 @@ function canonicalEvent(e: DeviceEvent): string {
 export class ScenarioRun {
   readonly scenario: Scenario;
   readonly seed: number;
-  private ex: Executor;
+  private ex: Executor | AsyncExecutor;
   private opts: RunOptions;
   private syms = new Map<string, Sym>();
   private pos = -1;          // -1: not started; otherwise the index of the next step
@@ -100,7 +111,7 @@ export class ScenarioRun {
   private packetCount = 0;
   private stepEvents: DeviceEvent[] = [];
 
-  constructor(scenario: Scenario, executor: Executor, opts: RunOptions = {}) {
+  constructor(scenario: Scenario, executor: Executor | AsyncExecutor, opts: RunOptions = {}) {
     this.scenario = scenario;
     this.ex = executor;
     this.opts = opts;
@@ -116,19 +127,19 @@ export class ScenarioRun {
   names(): ReadonlyMap<string, { kind: ObjectKind; handle?: number }> { return this.syms; }
 
   // ---------------------------------------------------------------- execution plumbing
-  private exec(c: Command): ExecResult {
-    let r: ExecResult;
-    try { r = this.ex.exec(c); } catch (e) { r = { ok: false, error: { code: 'EXCEPTION', message: String((e as Error)?.message ?? e) } }; }
-    this.hash.update(canonical({ cmd: c.cmd, args: c.args, ok: r.ok, ...(r.ok ? { result: r.result } : { error: r.error.code }) }));
+  private *exec(c: Command): Gen<ExecResult> {
+    const r = (yield { t: 'exec', c }) as ExecResult;
+    // session.* results describe the executor's history (reset epochs, live objects), not the scenario: left out
+    const result = c.cmd.startsWith('session.') ? undefined : r.ok ? r.result : undefined;
+    this.hash.update(canonical({ cmd: c.cmd, args: c.args, ok: r.ok, ...(r.ok ? { result } : { error: r.error.code }) }));
     this.hash.update('\n');
-    this.drain();
+    yield* this.drain();
     return r;
   }
 
-  private drain() {
+  private *drain(): Gen<void> {
     for (;;) {
-      let evs: DeviceEvent[];
-      try { evs = this.ex.drainEvents(); } catch { return; }
+      const evs = (yield { t: 'drain' }) as DeviceEvent[];
       if (!evs.length) return;
       for (const e of evs) {
         this.hash.update(canonicalEvent(e)); this.hash.update('\n');
@@ -140,14 +151,14 @@ export class ScenarioRun {
     }
   }
 
-  private start(): string | null {
+  private *start(): Gen<string | null> {
     this.pos = 0;
     if (this.opts.reset !== false) {
-      const r = this.exec({ cmd: 'session.reset', args: { seed: this.seed } });
+      const r = yield* this.exec({ cmd: 'session.reset', args: { seed: this.seed } });
       if (!r.ok) return `session.reset: ${r.error.code}: ${r.error.message}`;
     }
     for (const d of this.scenario.devices) {
-      const r = this.exec({ cmd: 'device.create', args: { profile: d.profile, name: d.name } });
+      const r = yield* this.exec({ cmd: 'device.create', args: { profile: d.profile, name: d.name } });
       if (!r.ok) return `devices: cannot create "${d.name}" (profile "${d.profile}"): ${r.error.code}: ${r.error.message}`;
       const h = handleOf(r.result, 'device');
       if (h === undefined) return `devices: device.create for "${d.name}" returned no handle`;
@@ -190,10 +201,42 @@ export class ScenarioRun {
   }
 
   // ---------------------------------------------------------------- stepping
+  // ---------------------------------------------------------------- drivers
+  private static execError(e: unknown): ExecResult {
+    return { ok: false, error: { code: 'EXCEPTION', message: String((e as Error)?.message ?? e) } };
+  }
+  private driveSync<T>(g: Gen<T>): T {
+    const ex = this.ex;
+    let r = g.next();
+    while (!r.done) {
+      const req = r.value;
+      let resp: unknown;
+      try { resp = req.t === 'exec' ? ex.exec(req.c) : ex.drainEvents(); } catch (e) { resp = req.t === 'exec' ? ScenarioRun.execError(e) : []; }
+      if (resp instanceof Promise) throw new Error('this executor is asynchronous: use stepAsync(), runToAsync() or runAsync()');
+      r = g.next(resp);
+    }
+    return r.value;
+  }
+  private async driveAsync<T>(g: Gen<T>): Promise<T> {
+    const ex = this.ex;
+    let r = g.next();
+    while (!r.done) {
+      const req = r.value;
+      let resp: unknown;
+      try { resp = req.t === 'exec' ? await ex.exec(req.c) : await ex.drainEvents(); } catch (e) { resp = req.t === 'exec' ? ScenarioRun.execError(e) : []; }
+      r = g.next(resp);
+    }
+    return r.value;
+  }
+
   /** Run the next step; null when finished (or stopped at a failure). */
-  step(): StepReport | null {
+  step(): StepReport | null { return this.driveSync(this.stepG()); }
+  /** step() for an asynchronous executor. */
+  stepAsync(): Promise<StepReport | null> { return this.driveAsync(this.stepG()); }
+
+  private *stepG(): Gen<StepReport | null> {
     if (this.pos < 0) {
-      const why = this.start();
+      const why = yield* this.start();
       if (why) {
         this.failed = { step: 0, why: `setup: ${why}` };
         this.pos = this.scenario.steps.length;
@@ -203,7 +246,7 @@ export class ScenarioRun {
     if (this.done) return null;
     const i = this.pos++;
     const st = this.scenario.steps[i]!;
-    const rep = this.runStep(i, st);
+    const rep = yield* this.runStep(i, st);
     this.reports.push(rep);
     if (!rep.ok && !this.failed) this.failed = { step: i + 1, why: `step ${i + 1} (${st.cmd}) ${rep.failures[0]}` };
     return rep;
@@ -221,10 +264,28 @@ export class ScenarioRun {
     return out;
   }
 
+  /** runTo() for an asynchronous executor. */
+  async runToAsync(n: number): Promise<StepReport[]> {
+    const out: StepReport[] = [];
+    while (!this.done && this.pos < n) {
+      const r = await this.stepAsync();
+      if (!r) break;
+      out.push(r);
+      if (!r.ok && !this.opts.keepGoing) break;
+    }
+    return out;
+  }
+
   /** Run every remaining step and return the report. */
   run(): ScenarioReport {
     this.runTo(this.scenario.steps.length);
     if (this.pos < 0) this.step();
+    return this.report();
+  }
+  /** run() for an asynchronous executor. */
+  async runAsync(): Promise<ScenarioReport> {
+    await this.runToAsync(this.scenario.steps.length);
+    if (this.pos < 0) await this.stepAsync();
     return this.report();
   }
 
@@ -245,7 +306,7 @@ export class ScenarioRun {
     };
   }
 
-  private runStep(i: number, st: Step): StepReport {
+  private *runStep(i: number, st: Step): Gen<StepReport> {
     this.stepEvents = [];
     const rep: StepReport = { index: i, number: i + 1, cmd: st.cmd, note: st.note, ok: true, failures: [], events: 0 };
     const fail = (field: string, msg: string) => { rep.ok = false; rep.failures.push(`${field ? `${field}: ` : ''}${msg}`); };
@@ -265,7 +326,7 @@ export class ScenarioRun {
       return rep;
     }
     rep.command = command;
-    const r = this.exec(command);
+    const r = yield* this.exec(command);
     const ex = st.expect ?? {};
     if (r.ok) rep.result = r.result; else rep.error = { code: r.error.code, message: r.error.message };
 
@@ -278,7 +339,7 @@ export class ScenarioRun {
 
     if (r.ok) this.record(st, command, r.result);
     try {
-      if (rep.ok) this.checkExpect(st, ex, r, fail);
+      if (rep.ok) yield* this.checkExpect(st, ex, r, fail);
     } catch (e) {
       fail('expect', (e as Error).message);
     }
@@ -320,7 +381,7 @@ export class ScenarioRun {
     return toBig(v)!;
   }
 
-  private checkExpect(st: Step, ex: Expect, r: ExecResult, fail: (f: string, m: string) => void) {
+  private *checkExpect(st: Step, ex: Expect, r: ExecResult, fail: (f: string, m: string) => void): Gen<void> {
     if (ex.wc) {
       const got = r.ok ? wcsOf(r.result) : [];
       if (got.length !== ex.wc.length) {
@@ -381,7 +442,7 @@ export class ScenarioRun {
     for (const [k, b] of (ex.bytes ?? []).entries()) {
       const addr = this.num(b.addr);
       const want = hexToBytes(b.hex);
-      const rr = this.exec({ cmd: 'memory.read', args: { addr: Number(addr), length: want.length } });
+      const rr = yield* this.exec({ cmd: 'memory.read', args: { addr: Number(addr), length: want.length } });
       if (!rr.ok) { fail(`expect.bytes.${k}`, `memory.read at 0x${addr.toString(16)} failed: ${rr.error.code}: ${rr.error.message}`); continue; }
       const got = bytesOf(rr.result);
       if (!got) { fail(`expect.bytes.${k}`, 'memory.read returned no bytes'); continue; }
@@ -394,7 +455,7 @@ export class ScenarioRun {
     for (const [k, q] of (ex.qpState ?? []).entries()) {
       const h = this.syms.get(q.qp)?.handle;
       if (h === undefined) { fail(`expect.qpState.${k}`, `"${q.qp}" has no handle`); continue; }
-      const rr = this.exec({ cmd: 'qp.query', args: { qp: h } });
+      const rr = yield* this.exec({ cmd: 'qp.query', args: { qp: h } });
       if (!rr.ok) { fail(`expect.qpState.${k}`, `qp.query failed: ${rr.error.code}: ${rr.error.message}`); continue; }
       const s = qpStateOf(rr.result, QpState);
       if (s.num !== QpState.values[q.state]) fail(`expect.qpState.${k}`, `${q.qp}: expected ${q.state}, got ${s.name ?? QpState.name(s.num ?? -1)}`);
