@@ -145,11 +145,12 @@ const bthNames = Object.keys(BthOpcode) as [BthOpcodeName, ...BthOpcodeName[]];
 /** AETH syndromes by class (type bits 6:5; NAK codes in bits 4:0). */
 export const SyndromeNames = ['ACK', 'RNR_NAK', 'NAK_PSN_SEQ_ERR', 'NAK_INVALID_REQUEST', 'NAK_REMOTE_ACCESS_ERROR', 'NAK_REMOTE_OP_ERROR'] as const;
 
-/** Packets seen on the wire during this step. `count` (default: at least one) counts packets matching all fields. */
+/** Packets seen on the wire during this step, matching all given fields: exactly `count`, or at least `min` (default 1). */
 export const PacketExpect = z.object({
   opcode: z.enum(bthNames),
   syndrome: z.enum(SyndromeNames).optional(),
-  count: z.number().int().min(0).max(1_000_000).optional(),
+  count: z.number().int().min(0).max(1_000_000).optional(),   // exactly this many
+  min: z.number().int().min(1).max(1_000_000).optional(),     // at least this many (default 1 when count is absent)
   from: ObjectName.optional(),        // sending device
 }).strict();
 

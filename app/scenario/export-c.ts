@@ -617,7 +617,7 @@ function emitStep(e: Emitter, st: Step, n: number) {
     if (!dev) { notes.push(`async event ${ae.type}: its device is unknown here`); continue; }
     B(`CHECK(${n}, expect_async(${dev}, ${ae.type}), ${what(`async event ${ae.type}${ae.obj ? ` on ${ae.obj}` : ''}`)});`);
   }
-  for (const p of ex.packet ?? []) notes.push(`wire (not observable through libibverbs; capture with tshark on the RoCE interface): expect ${p.count ?? 'at least one'} ${p.opcode}${p.syndrome ? ` ${p.syndrome}` : ''} packet(s)${p.from ? ` from ${p.from}` : ''}`);
+  for (const p of ex.packet ?? []) notes.push(`wire (not observable through libibverbs; capture with tshark on the RoCE interface): expect ${p.count ?? `at least ${p.min ?? 1}`} ${p.opcode}${p.syndrome ? ` ${p.syndrome}` : ''} packet(s)${p.from ? ` from ${p.from}` : ''}`);
   for (const k of ex.keyState ?? []) notes.push(`key state (software device only): ${k.key} is ${k.state}`);
   if (ex.result && st.cmd !== 'cq.get_event') notes.push(`result check (software device): ${JSON.stringify(ex.result)}`);
 

@@ -434,9 +434,9 @@ export class ScenarioRun {
       const pkts = this.stepEvents.filter((e) => kindKey(e.kind) === 'packetsent' && (dev === undefined || e.device === dev))
         .map((e) => packetBytes(e)).filter((b): b is Uint8Array => !!b && b.length >= 12);
       const match = pkts.filter((b) => b[0] === BthOpcode[p.opcode] && (p.syndrome === undefined || syndromeName(b) === p.syndrome));
-      const ok = p.count === undefined ? match.length > 0 : match.length === p.count;
+      const ok = p.count === undefined ? match.length >= (p.min ?? 1) : match.length === p.count;
       if (!ok) {
-        fail(`expect.packet.${k}`, `expected ${p.count === undefined ? 'at least one' : p.count} ${p.opcode}${p.syndrome ? ` ${p.syndrome}` : ''} packet${p.count === 1 ? '' : 's'}, saw ${match.length}; packets${p.from ? ` from ${p.from}` : ''} during the step: ${pkts.map(describePacket).join(', ') || 'none'}`);
+        fail(`expect.packet.${k}`, `expected ${p.count === undefined ? `at least ${p.min ?? 1}` : p.count} ${p.opcode}${p.syndrome ? ` ${p.syndrome}` : ''} packet${p.count === 1 ? '' : 's'}, saw ${match.length}; packets${p.from ? ` from ${p.from}` : ''} during the step: ${pkts.map(describePacket).join(', ') || 'none'}`);
       }
     }
     for (const [k, b] of (ex.bytes ?? []).entries()) {
