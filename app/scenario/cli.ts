@@ -173,9 +173,11 @@ export async function main(argv: string[]): Promise<number> {
     } catch (e) { err(`${(e as Error).message}\n${USAGE}`); return 2; }
   }
   if (!files.length) { err(`no scenario files\n${USAGE}`); return 2; }
+  const expanded = expandFiles(files);
+  if (!expanded.length) { err(`no scenario files (*.json) in ${files.join(' ')}`); return 2; }
   let summary: RunSummary;
   try {
-    summary = await runFiles(expandFiles(files), { ...opts, log: json ? err : out });
+    summary = await runFiles(expanded, { ...opts, log: json ? err : out });
   } catch (e) {
     err(`verbslab run: ${(e as Error).message}`);
     return 1;
