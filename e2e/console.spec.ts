@@ -207,7 +207,8 @@ test('the backend host dies, the header says why, and restart brings the session
   await expect(page.getByTestId('host-status')).toContainText('down');
   await page.screenshot({ path: `${SHOTS}/host-down.png` });
   await page.getByTestId('restart-host').click();
-  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+  // the new host replays the whole journal first (long if a benchmark ran in this session)
+  await expect(page.getByTestId('host-status')).toHaveText('backend up', { timeout: 60_000 });
   await panel(page, 'devices');
   await expect(page.getByTestId('device-row')).toHaveCount(devices);
 });

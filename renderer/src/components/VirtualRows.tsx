@@ -1,40 +1,92 @@
 // A virtualized list (@tanstack/react-virtual): only the visible rows are in the DOM, so the event log and
-// the packet list stay smooth with a million rows. Optional "follow" keeps the newest row in view.
-import { useEffect, useRef, type ReactNode, type KeyboardEvent } from 'react';
+// the packet list stay smooth with a million rows. The virtualizer works on blocks of BLOCK rows (fixed row
+// height), because it recomputes its measurements for every item whenever the count changes: with a stream
+// appending rows every frame, a million items would cost a million steps per frame; 1/32 of that is cheap.
+// "Follow" keeps the newest row in view.
+import { useEffect, useLayoutEffect, useRef, useState, type ReactNode, type KeyboardEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
+
+const BLOCK = 32;
 
 export function VirtualRows({ count, rowHeight = 22, render, follow, selected, onSelect, height = 420, testid, label, header }: {
   count: number; rowHeight?: number; render: (i: number) => ReactNode; follow: boolean;
   selected?: number | null; onSelect?: (i: number) => void; height?: number | string; testid?: string; label: string; header?: ReactNode;
 }) {
   const parent = useRef<HTMLDivElement>(null);
-  const v = useVirtualizer({ count, getScrollElement: () => parent.current, estimateSize: () => rowHeight, overscan: 12 });
-  useEffect(() => { if (follow && count > 0) v.scrollToIndex(count - 1, { align: 'end' }); }, [follow, count, v]);
+  // viewport height, cached (reading clientHeight after each DOM update would force a synchronous layout)
+  const [clientH, setClientH] = useState(typeof height === 'number' ? height : 480);
+  useEffect(() => {
+    const el = parent.current; if (!el) return;
+    setClientH(el.clientHeight);
+    const ro = new ResizeObserver(() => setClientH(el.clientHeight));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  const blocks = Math.ceil(count / BLOCK);
+  const v = useVirtualizer({
+    count: blocks, getScrollElement: () => parent.current, overscan: 1,
+    estimateSize: (b) => Math.max(0, Math.min(BLOCK, count - b * BLOCK)) * rowHeight,
+  });
+  useLayoutEffect(() => {
+    const el = parent.current;
+    if (follow && el && count > 0) el.scrollTop = count * rowHeight - clientH;
+  }, [follow, count, rowHeight, clientH]);
+  const reveal = (j: number) => {
+    const el = parent.current; if (!el) return;
+    const top = j * rowHeight;
+    if (top < el.scrollTop) el.scrollTop = top;
+    else if (top + rowHeight > el.scrollTop + clientH) el.scrollTop = top + rowHeight - clientH;
+  };
   const onKey = (e: KeyboardEvent) => {
     if (!onSelect || !count) return;
     const cur = selected ?? -1;
-    const page = Math.max(1, Math.floor((parent.current?.clientHeight ?? 400) / rowHeight) - 1);
+    const page = Math.max(1, Math.floor(clientH / rowHeight) - 1);
     const next = e.key === 'ArrowDown' ? cur + 1 : e.key === 'ArrowUp' ? cur - 1 : e.key === 'PageDown' ? cur + page
       : e.key === 'PageUp' ? cur - page : e.key === 'Home' ? 0 : e.key === 'End' ? count - 1 : null;
     if (next === null) return;
     e.preventDefault();
     const j = Math.max(0, Math.min(count - 1, next));
-    onSelect(j); v.scrollToIndex(j, { align: 'auto' });
+    onSelect(j); reveal(j);
   };
+  const el = parent.current;
+  // following: the layout effect below this render scrolls to the end, so draw the end now (no blank frame)
+  const viewTop = follow ? Math.max(0, count * rowHeight - clientH) : el ? el.scrollTop : 0;
+  const viewBottom = viewTop + clientH;
+  const blockH = BLOCK * rowHeight;
+  const items = follow
+    ? Array.from({ length: Math.max(0, Math.min(blocks, Math.floor(viewBottom / blockH) + 1) - Math.floor(viewTop / blockH)) }, (_, k) => {
+        const index = Math.floor(viewTop / blockH) + k;
+        return { key: index, index, start: index * blockH, size: Math.min(BLOCK, count - index * BLOCK) * rowHeight };
+      })
+    : v.getVirtualItems();
   return (
     <div className="vlist">
       {header}
       <div ref={parent} className="vlist-scroll" style={{ height }} tabIndex={0} role="grid" aria-label={label} aria-rowcount={count}
         data-testid={testid} onKeyDown={onKey}>
-        <div style={{ height: v.getTotalSize(), position: 'relative', width: '100%' }}>
-          {v.getVirtualItems().map((it) => (
-            <div key={it.key} role="row" aria-rowindex={it.index + 1} aria-selected={selected === it.index}
-              className={`vrow ${selected === it.index ? 'selected' : ''} ${it.index % 2 ? 'odd' : ''}`}
-              style={{ position: 'absolute', top: 0, left: 0, right: 0, height: rowHeight, transform: `translateY(${it.start}px)` }}
-              onClick={() => onSelect?.(it.index)}>
-              {render(it.index)}
-            </div>
-          ))}
+        <div style={{ height: count * rowHeight, position: 'relative', width: '100%' }}>
+          {items.map((it) => {
+            const first = it.index * BLOCK;
+            const last = Math.min(count, first + BLOCK);
+            const rows: ReactNode[] = [];
+            for (let i = first; i < last; i++) {
+              const top = i * rowHeight;
+              if (top + rowHeight < viewTop - 400 || top > viewBottom + 400) continue;   // only rows near the viewport
+              rows.push(
+                <div key={i} role="row" aria-rowindex={i + 1} aria-selected={selected === i}
+                  className={`vrow ${selected === i ? 'selected' : ''} ${i % 2 ? 'odd' : ''}`}
+                  style={{ position: 'absolute', top: (i - first) * rowHeight, left: 0, right: 0, height: rowHeight }}
+                  onClick={() => onSelect?.(i)}>
+                  {render(i)}
+                </div>,
+              );
+            }
+            return (
+              <div key={it.key} style={{ position: 'absolute', top: 0, left: 0, right: 0, height: it.size, transform: `translateY(${it.start}px)` }}>
+                {rows}
+              </div>
+            );
+          })}
         </div>
       </div>
     </div>

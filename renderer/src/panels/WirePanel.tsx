@@ -2,7 +2,7 @@
 // diagram of the two ends of the connection, and "Save pcap" (pcap.get). Rows come from Packet* events.
 import { useState } from 'react';
 import { useConsole, useModel } from '../store/context.tsx';
-import type { PacketRow, QueueModel } from '../store/models.ts';
+import { packetFields, type PacketRow, type QueueModel } from '../store/models.ts';
 import { hex } from '../store/spec.ts';
 import { ErrorMessage, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
@@ -51,7 +51,7 @@ function Decoded({ p }: { p: PacketRow | undefined }) {
       <p><strong>{p.opName}</strong> <span className="muted">{e.from ? name(e.from) : '?'} → {e.to ? name(e.to) : '?'}, {p.event} at {fmtT(p.t)} (event #{p.seq})</span></p>
       {p.text && p.text !== p.opName && <p>{p.text}</p>}
       <table className="table compact mono"><tbody>
-        {p.fields.map(([k, v]) => <tr key={k}><td>{k}</td><td>{v}</td></tr>)}
+        {packetFields(p).map(([k, v]) => <tr key={k}><td>{k}</td><td>{v}</td></tr>)}
       </tbody></table>
       {p.hex && <pre className="mono small hexdump">{p.hex.match(/.{1,32}/g)?.map((l) => l.match(/../g)?.join(' ')).join('\n')}</pre>}
     </div>

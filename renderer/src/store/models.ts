@@ -115,6 +115,7 @@ export interface Ring {
   key: string;             // "qp:5:sq", "cq:3", "srq:4"
   owner: number; queue: 'sq' | 'rq' | 'cq' | 'srq';
   depth: number; producer: number; consumer: number;
+  started: number;          // next WQE expected to start (send WQEs start in order)
   slots: Map<number, Slot>; // abs -> slot (only the last `depth` are kept)
 }
 
@@ -130,7 +131,7 @@ export class QueueModel {
 
   ring(key: string, owner: number, queue: Ring['queue'], depth = 16): Ring {
     let r = this.rings.get(key);
-    if (!r) { r = { key, owner, queue, depth: Math.max(1, depth), producer: 0, consumer: 0, slots: new Map() }; this.rings.set(key, r); }
+    if (!r) { r = { key, owner, queue, depth: Math.max(1, depth), producer: 0, consumer: 0, started: 0, slots: new Map() }; this.rings.set(key, r); }
     return r;
   }
   private trim(r: Ring) {
@@ -217,9 +218,15 @@ export class QueueModel {
         // a = wr_id, b = WR opcode, c/d = first/last PSN
         const r = this.rings.get(`qp:${e.obj}:sq`);
         if (!r) return false;
-        for (let i = r.consumer; i < r.producer; i++) {
+        // WQEs start in order: look at the next expected one first, then a short scan (bounded cost per event)
+        if (r.started < r.consumer) r.started = r.consumer;
+        for (let i = r.started, n = 0; i < r.producer && n < 64; i++, n++) {
           const s = r.slots.get(i);
-          if (s && s.status === 'posted' && s.wrId === e.a) { s.status = 'started'; if (e.text) s.text = e.text; return true; }
+          if (s && s.status === 'posted' && s.wrId === e.a) {
+            s.status = 'started'; if (e.text) s.text = e.text;
+            if (i === r.started) r.started++;
+            return true;
+          }
         }
         return false;
       }
@@ -230,8 +237,9 @@ export class QueueModel {
         const key = recv ? (q?.srq ? `srq:${q.srq}` : `qp:${e.obj}:rq`) : `qp:${e.obj}:sq`;
         const r = this.rings.get(key);
         if (!r) return false;
+        // completions come in order too: the oldest outstanding WQE, checked against wr_id within a short window
         let s = r.slots.get(r.consumer);
-        for (let i = r.consumer; i < r.producer; i++) { const x = r.slots.get(i); if (x && x.wrId === e.a && x.status !== 'done') { s = x; break; } }
+        for (let i = r.consumer, n = 0; i < r.producer && n < 64; i++, n++) { const x = r.slots.get(i); if (x && x.wrId === e.a && (x.status === 'posted' || x.status === 'started')) { s = x; break; } }
         const st = e.b;
         if (s) { s.status = WcStatus.name(st); s.ok = st === 0; if (e.text) s.text = e.text; }
         r.consumer = Math.min(r.producer, r.consumer + 1);
@@ -269,7 +277,20 @@ export interface PacketRow {
   device: number; obj: number; peer: number;
   srcQpn: number; dstQpn: number; opcode: number; opName: string; psn: number; ackReq: boolean;
   syndrome: number | null; synText: string; nak: boolean; length: number;
-  fields: [string, string][]; hex: string; text: string;
+  pkt: Rec; hex: string; text: string;
+}
+
+/** decoded header fields of a packet, flattened for the header pane (computed only for the selected packet) */
+export function packetFields(p: PacketRow): [string, string][] {
+  const fields: [string, string][] = [];
+  const walk = (o: Rec, prefix: string) => {
+    for (const [k, v] of Object.entries(o)) {
+      if (HIDDEN.has(k)) continue;
+      if (isRec(v)) walk(v, `${prefix}${k}.`); else fields.push([`${prefix}${k}`, fieldText(v)]);
+    }
+  };
+  walk(p.pkt, '');
+  return fields;
 }
 
 const HIDDEN = new Set(['hex', 'bytes', 'payload']);
@@ -292,30 +313,23 @@ export class WireLog {
     const aeth = isRec(p.aeth) ? p.aeth : p;
     const syn = num(aeth, 'aethSyndrome', 'syndrome');
     const hexStr = str(p, 'hex') ?? '';
-    const fields: [string, string][] = [];
-    const walk = (o: Rec, prefix: string) => {
-      for (const [k, v] of Object.entries(o)) {
-        if (HIDDEN.has(k)) continue;
-        if (isRec(v)) walk(v, `${prefix}${k}.`); else fields.push([`${prefix}${k}`, fieldText(v)]);
-      }
-    };
-    walk(p, '');
     const row: PacketRow = {
       id: this.base + this.rows.length, seq: e.seq, t: e.t,
       event: e.kind === 'PacketSent' ? 'sent' : e.kind === 'PacketDropped' ? 'dropped' : 'received',
       // PacketSent: device = sender, d = receiving device; PacketReceived/Dropped: device = receiver, d = sender
       device: e.device, obj: e.obj, peer: e.d,
-      srcQpn: num(p, 'srcQp', 'srcQpn', 'src_qp') ?? 0,
-      dstQpn: num(bth, 'destQp', 'dstQpn', 'dqpn') ?? 0,
+      srcQpn: 0,   // BTH carries no source QPN (UD: DETH srcQp); the console derives it from the sending QP
+      dstQpn: num(bth, 'destQp') ?? 0,
       opcode, opName: str(p, 'opcodeName', 'opName', 'name') ?? bthOpcodeName(opcode),
       psn: num(bth, 'psn') ?? 0, ackReq: bool(bth, 'ackReq', 'a') ?? false,
       syndrome: syn ?? null, synText: syn === undefined ? '' : (str(aeth, 'text') ?? syndromeText(syn)),
       nak: syn !== undefined && isNak(syn),
       length: num(p, 'length', 'len', 'size') ?? hexStr.length / 2,
-      fields, hex: hexStr, text: e.text ?? '',
+      pkt: p, hex: hexStr, text: e.text ?? '',
     };
     this.rows.push(row);
-    if (this.rows.length > this.capacity) { const cut = this.rows.length - this.capacity; this.rows.splice(0, cut); this.base += cut; }
+    // trim in chunks so the amortized cost stays O(1) per packet
+    if (this.rows.length > this.capacity + (this.capacity >> 3)) { const cut = this.rows.length - this.capacity; this.rows.splice(0, cut); this.base += cut; }
     return true;
   }
 }
@@ -331,7 +345,7 @@ export class MemoryMarks {
     let l = this.writes.get(e.obj);
     if (!l) { l = []; this.writes.set(e.obj, l); }
     l.push({ seq: e.seq, addr: e.a, length: e.b });
-    if (l.length > 4096) l.splice(0, l.length - 4096);
+    if (l.length > 8192) l.splice(0, l.length - 4096);   // trim in chunks: O(1) amortized
     return true;
   }
   /** write counts per byte over [addr, addr+len) */

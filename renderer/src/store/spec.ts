@@ -6,14 +6,16 @@ export type Rec = Record<string, unknown>;
 
 export function isRec(v: unknown): v is Rec { return typeof v === 'object' && v !== null && !Array.isArray(v); }
 
-const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const camel = (k: string) => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const memo = (f: (k: string) => string) => { const m = new Map<string, string>(); return (k: string) => { let v = m.get(k); if (v === undefined) { v = f(k); m.set(k, v); } return v; }; };
+const snake = memo((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+const camel = memo((k) => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
 
 /** first present value among names (each tried as given, camelCase and snake_case) */
 export function pick(o: unknown, ...names: string[]): unknown {
   if (!isRec(o)) return undefined;
+  for (const n of names) { const v = o[n]; if (v !== undefined && v !== null) return v; }   // fast path: exact names
   for (const n of names) {
-    for (const k of [n, camel(n), snake(n)]) if (o[k] !== undefined && o[k] !== null) return o[k];
+    for (const k of [camel(n), snake(n)]) if (k !== n && o[k] !== undefined && o[k] !== null) return o[k];
   }
   return undefined;
 }
