@@ -70,6 +70,8 @@ function DeviceDetail({ d }: { d: DeviceView }) {
         <h3>Capabilities (device_cap_flags = 0x{d.capFlags.toString(16)})</h3>
         {d.capNames.length ? <ul className="chips" data-testid="device-caps">{d.capNames.map((c) => <li key={c} className="chip mono">{c}</li>)}</ul>
           : <p className="muted">no capability bits reported</p>}
+        <h3>Port 1</h3>
+        <p className="mono" data-testid="device-port">{d.portStateName} · active_mtu {d.activeMtu}{d.transport ? ` · ${d.transport}` : ''}</p>
         <h3>Atomic capability</h3>
         <p className="mono" data-testid="device-atomic">{d.atomicCap}</p>
         {d.nodeGuid && <><h3>Node GUID</h3><p className="mono">{d.nodeGuid}</p></>}

@@ -5,7 +5,7 @@
 // store is notified at most once per animation frame.
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import {
-  Command, DeviceCap, AtomicCap, QpState, describeZodError, namesOf,
+  Command, DeviceCap, AtomicCap, Mtu, QpState, describeZodError, namesOf,
   type DeviceEvent, type ErrorInfo, type EventBatch, type HostStatus, type Reply, type SendWr, type RecvWr,
 } from '../../../app/protocol/index.ts';
 import { EventRing, FilteredView, type EventFilter } from './eventRing.ts';
@@ -30,7 +30,8 @@ export const rafScheduler: Scheduler = (cb) => {
 export interface ProfileView { name: string; description: string; transport: string; raw: Rec }
 export interface DeviceView {
   handle: number; name: string; profile: string; capFlags: number; capNames: string[]; atomicCap: string;
-  limits: [string, number][]; gids: { index: number; gid: string; type: string }[]; portState: number; nodeGuid: string;
+  limits: [string, number][]; gids: { index: number; gid: string; type: string }[]; portState: number; portStateName: string;
+  activeMtu: string; transport: string; nodeGuid: string;
   raw: Rec;
 }
 export interface BufferView { handle: number; addr: number; length: number; destroyed: boolean }
@@ -150,6 +151,9 @@ export function deviceView(d: unknown): DeviceView {
     limits,
     gids: Array.isArray(gids) ? gids.map((g, i) => ({ index: num(g, 'index') ?? i, gid: gidText(pick(g, 'gid') ?? g), type: str(g, 'type') ?? '' })) : [],
     portState: num(r, 'portState') ?? 0,
+    portStateName: str(r, 'portStateName') ?? (num(r, 'portState') === 4 ? 'IBV_PORT_ACTIVE' : `port state ${num(r, 'portState') ?? '?'}`),
+    activeMtu: str(pr, 'activeMtuName') ?? Mtu.name(num(pr, 'activeMtu') ?? 0),
+    transport: str(pr, 'transport') ?? '',
     nodeGuid: (() => { const v = pick(r, 'nodeGuid'); return typeof v === 'number' ? `0x${v.toString(16)}` : typeof v === 'string' ? v : ''; })(),
     raw: r,
   };
@@ -441,6 +445,8 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         await get().refreshDevices();
         const r = await get().exec('session.info', { cmd: 'session.info', args: {} });
         if (!r) return;
+        const ar = pick(r.result, 'autorun');
+        if (isRec(ar) && typeof ar.on === 'boolean') set({ autorun: ar.on, stepsPerSecond: num(ar, 'stepsPerSecond') ?? get().stepsPerSecond });
         const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
         for (const o of objs) {
           const h = num(o, 'handle'); const kind = str(o, 'kind'); const dev = num(o, 'device') ?? 0;
