@@ -43,7 +43,9 @@ function stale(obj, src) {
   if (t < 0 || mtime(src) > t) return true;
   const dep = obj.replace(/\.o$/, '.d');
   if (!fs.existsSync(dep)) return true;
-  const deps = fs.readFileSync(dep, 'utf8').replace(/\\\n/g, ' ').split(':').slice(1).join(':').split(/\s+/).filter(Boolean);
+  // first rule only ("obj: src hdr ..."); -MP adds phony "hdr:" rules after it
+  const firstRule = fs.readFileSync(dep, 'utf8').replace(/\\\n/g, ' ').split('\n')[0];
+  const deps = firstRule.slice(firstRule.indexOf(': ') + 2).split(/\s+/).filter(Boolean);
   return deps.some((d) => mtime(path.resolve(root, d)) > t || mtime(path.resolve(root, d)) < 0);
 }
 
