@@ -89,6 +89,22 @@ describe.skipIf(!factory)('scenario recorder', () => {
     }
   });
 
+  it('while autorun is on, every recorded command is preceded by an engine.run', () => {
+    const rec = new ScenarioRecorder();
+    const ex = factory!(1);
+    try {
+      const exec = (raw: unknown) => { const c = Command.parse(raw) as Cmd; const o = ex.exec(c); rec.record(c, o); return o.ok ? (o.result as Record<string, any>) : {}; };
+      const d = exec({ cmd: 'device.create', args: { profile: 'rxe' } }).handle;
+      exec({ cmd: 'engine.autorun', args: { on: true } });
+      const pd = exec({ cmd: 'pd.alloc', args: { device: d } }).pd;
+      exec({ cmd: 'pd.dealloc', args: { pd } });
+      exec({ cmd: 'engine.autorun', args: { on: false } });
+      exec({ cmd: 'pd.alloc', args: { device: d } });
+    } finally { ex.close(); }
+    expect(rec.scenario().steps.map((s) => s.cmd)).toEqual(['pd.alloc', 'engine.run', 'pd.dealloc', 'pd.alloc']);
+    expect(rec.toScenario().ok).toBe(true);
+  });
+
   it('a removed step that created a name makes the recording invalid, with the step and field', () => {
     const rec = new ScenarioRecorder();
     const ex = factory!(1);

@@ -23,7 +23,7 @@ interface Recorded { step: Step; outcome: ExecResult }
 
 const PREFIX: Record<Kind, string> = { device: 'dev', pd: 'pd', buffer: 'buf', mr: 'mr', mw: 'mw', cq: 'cq', srq: 'srq', qp: 'qp', ah: 'ah' };
 /** Commands that are not part of a lab (observation, session control); not recorded. */
-const NOT_RECORDED = new Set(['session.info', 'device.list', 'journal.get', 'pcap.get', 'engine.autorun']);
+const NOT_RECORDED = new Set(['session.info', 'device.list', 'journal.get', 'pcap.get']);
 const KEY_FIELDS: Record<string, 'lkey' | 'rkey'> = { lkey: 'lkey', rkey: 'rkey', invalidateRkey: 'rkey', bindRkey: 'rkey' };
 const ADDR_FIELDS = new Set(['addr', 'remoteAddr', 'bindAddr']);
 const QPN_FIELDS = new Set(['destQpNum', 'remoteQpn']);
@@ -43,6 +43,7 @@ export class ScenarioRecorder {
   private counters = new Map<string, number>();
   private ahDevice = new Map<number, number>();  // ah handle -> destination device handle
   private localDevice: number | undefined;       // device of the QP the command being symbolized posts on
+  private autorun = false;
 
   constructor(opts: RecorderOptions = {}) {
     this.name = opts.name ?? 'recorded session';
@@ -67,8 +68,21 @@ export class ScenarioRecorder {
   /** Record one executed live command and its outcome. Returns the step index, or null if not recorded. */
   record(command: Command, outcome: ExecResult, note?: string): number | null {
     if (NOT_RECORDED.has(command.cmd)) return null;
+    if (command.cmd === 'engine.autorun') {
+      // autorun advances the engine in the background at wall-clock pace; a replay cannot reproduce that
+      // timing, so while it is on every recorded command is preceded by an engine.run (run until idle)
+      if (outcome.ok) this.autorun = command.args.on;
+      return null;
+    }
+    if (this.autorun && !command.cmd.startsWith('engine.') && command.cmd !== 'session.reset' && command.cmd !== 'device.create') {
+      const last = this.steps[this.steps.length - 1]?.step;
+      if (last && last.cmd !== 'engine.run') {
+        this.steps.push({ step: { cmd: 'engine.run', args: { maxSteps: 1_000_000 }, note: 'the engine was on autorun' }, outcome: { ok: true, result: {} } });
+      }
+    }
     if (command.cmd === 'session.reset') {
       this.steps = []; this.devices = []; this.objs.clear(); this.used.clear(); this.counters.clear(); this.ahDevice.clear();
+      this.autorun = false;
       if (command.args.seed !== undefined) this.seed = command.args.seed;
       return null;
     }

@@ -1,11 +1,12 @@
 // The published JSON Schema (e2e/scenarios/scenario.schema.json) is generated from the zod schema and up to date;
 // the SHA-256 used by the digest agrees with Node's.
 import fs from 'node:fs';
+import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_FILE, schemaText } from './schema-file.ts';
 import { sha256Hex, Sha256 } from './sha256.ts';
-import { HANDLE_FIELDS, ScenarioCommands, NameOrHandle } from '../protocol/scenario.ts';
+import { HANDLE_FIELDS, ScenarioCommands, NameOrHandle, Scenario } from '../protocol/scenario.ts';
 import { COMMAND_NAMES } from '../protocol/index.ts';
 import { SCENARIO_COMMANDS } from '../protocol/scenario.ts';
 
@@ -31,6 +32,18 @@ describe('scenario JSON Schema', () => {
     };
     for (const c of ScenarioCommands.list) walk(c);
     expect([...found].sort()).toEqual(Object.keys(HANDLE_FIELDS).sort());
+  });
+});
+
+describe('library files and the published schema', () => {
+  it('every library file (and pending/) satisfies the zod Scenario schema the JSON Schema is generated from', () => {
+    const root = path.resolve(path.dirname(SCHEMA_FILE));
+    const files = [root, path.join(root, 'pending')].flatMap((d) => (fs.existsSync(d) ? fs.readdirSync(d).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).map((f) => path.join(d, f)) : []));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const r = Scenario.safeParse(JSON.parse(fs.readFileSync(f, 'utf8')));
+      expect(r.success ? 'ok' : `${f}: ${JSON.stringify(r.error.issues[0])}`).toBe('ok');
+    }
   });
 });
 
