@@ -247,6 +247,14 @@ __attribute__((unused)) static int modify_to_rts(struct ibv_qp *qp, struct ibv_c
     return ibv_modify_qp(qp, &a, mask);
 }
 
+__attribute__((unused)) static void print_wcs(int step, const struct ibv_wc *wc, int n)
+{
+    for (int i = 0; i < n; i++)
+        printf("     step %d: completion %d: %s (%d), opcode %d, byte_len %u, wr_id %llu, qp_num 0x%x, wc_flags 0x%x\n",
+               step, i, ibv_wc_status_str(wc[i].status), (int)wc[i].status, (int)wc[i].opcode, wc[i].byte_len,
+               (unsigned long long)wc[i].wr_id, wc[i].qp_num, (unsigned)wc[i].wc_flags);
+}
+
 __attribute__((unused)) static void dump(const char *what, uint64_t addr, size_t len)
 {
     const uint8_t *p = (const uint8_t *)(uintptr_t)addr;
@@ -649,6 +657,7 @@ function emitPoll(e: Emitter, ctx: StepCtx, st: Step, n: number, B: (s: string) 
     return;
   }
   B(`rc = poll_cq_n(${cq}, wcs, ${wc.length}, ${Math.max(max, wc.length)});`);
+  B(`print_wcs(${n}, wcs, rc);`);
   B(`CHECK(${n}, rc == ${wc.length}, ${what2(`ibv_poll_cq returns ${wc.length} completion(s)`)});`);
   wc.forEach((w, k) => {
     const x = `wcs[${k}]`;
