@@ -36,6 +36,9 @@ async function noErrors(page: Page) {
 
 test('a new user writes bytes with RDMA WRITE, then sees a remote access error explained', async ({ page }) => {
   test.setTimeout(120_000);
+  const consoleErrors: string[] = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(`${m.text()} ${m.location().url}`); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
   await page.goto(START);
   await expect(page.getByTestId('host-status')).toHaveText('backend up');
 
@@ -165,7 +168,7 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await page.getByTestId('send-wrid').fill('2');
   await page.getByTestId('post-send').click();
   await noErrors(page);
-  await page.getByTestId('run-idle').click();
+  await page.keyboard.press('Alt+r');   // run to idle from the keyboard
   await cqLeft.getByTestId('poll-cq').click();
   const bad = cqLeft.getByTestId('wc').filter({ hasText: 'IBV_WC_REM_ACCESS_ERR' });
   await expect(bad).toHaveCount(1);
@@ -185,6 +188,10 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await page.getByTestId('theme-toggle').click();
   await panel(page, 'queues');
   await page.screenshot({ path: `${SHOTS}/queues-dark.png`, fullPage: true });
+  await panel(page, 'memory');
+  await page.screenshot({ path: `${SHOTS}/memory-dark.png`, fullPage: true });
+  // no script errors and no CSP violations along the way
+  expect(consoleErrors).toEqual([]);
 });
 
 test('an unbuilt or refused command shows its error next to the form that sent it', async ({ page }) => {

@@ -1,4 +1,5 @@
 // Always-visible run controls for the deterministic engine (engine.autorun / engine.step / engine.run).
+import { useEffect } from 'react';
 import { useConsole } from '../store/context.tsx';
 import { ErrorMessage } from './ui.tsx';
 
@@ -9,12 +10,24 @@ export function RunBar() {
   const runToIdle = useConsole((s) => s.runToIdle);
   const lastRun = useConsole((s) => s.lastRun);
   const total = useConsole((s) => (s.versions.events, s.model.ring.total));
+  // keyboard: Alt+P play/pause, Alt+S single step, Alt+R run to idle (work from anywhere, also inside forms)
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!e.altKey || e.ctrlKey || e.metaKey) return;
+      const k = e.key.toLowerCase();
+      if (k === 'p') { e.preventDefault(); void setAutorun(!autorun); }
+      else if (k === 's' && !autorun) { e.preventDefault(); void step(1); }
+      else if (k === 'r' && !autorun) { e.preventDefault(); void runToIdle(); }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [autorun, setAutorun, step, runToIdle]);
   return (
     <div className="runbar" role="toolbar" aria-label="run controls">
-      <button type="button" data-testid="run-play" aria-pressed={autorun} onClick={() => void setAutorun(!autorun)}>
+      <button type="button" data-testid="run-play" aria-pressed={autorun} title="Alt+P" aria-keyshortcuts="Alt+P" onClick={() => void setAutorun(!autorun)}>
         {autorun ? '❚❚ Pause' : '▶ Play'}</button>
-      <button type="button" data-testid="run-step" onClick={() => void step(1)} disabled={autorun}>Step</button>
-      <button type="button" data-testid="run-idle" onClick={() => void runToIdle()} disabled={autorun}>Run to idle</button>
+      <button type="button" data-testid="run-step" title="Alt+S" aria-keyshortcuts="Alt+S" onClick={() => void step(1)} disabled={autorun}>Step</button>
+      <button type="button" data-testid="run-idle" title="Alt+R" aria-keyshortcuts="Alt+R" onClick={() => void runToIdle()} disabled={autorun}>Run to idle</button>
       <span className="muted" data-testid="run-status">{lastRun}</span>
       <span className="muted grow-right">{total.toLocaleString()} events</span>
       <ErrorMessage form="engine.autorun" /><ErrorMessage form="engine.step" /><ErrorMessage form="engine.run" />
