@@ -201,6 +201,7 @@ void SessionImpl::req_run(Qp& q) {
 
 void SessionImpl::req_retry(Qp& q, uint32_t from_psn) {
   // go back to the oldest unacknowledged PSN (rxe req_retry)
+  if (q.rnr_wait) return;                          // rxe: the requester waits for the RNR timer, which retries
   size_t k = 0;
   while (k < q.sq.size() && (q.sq[k].state == WqeState::Done || q.sq[k].local)) k++;
   if (k >= q.sq.size() || (q.sq[k].state == WqeState::Posted && q.req_offset == 0 && k >= q.req_idx)) return;
