@@ -1,0 +1,579 @@
+// RoCEv2 over UDP sockets: see udp.h.
+#include "net/udp.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netpacket/packet.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace vl::net {
+
+namespace {
+
+constexpr size_t kTxBatch = 64;
+constexpr size_t kRxBatch = 64;
+constexpr size_t kRxSlot = 9216;              // > 4096 PMTU + headers; bigger datagrams are refused as truncated
+
+int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string err_text(int e) { return std::strerror(e); }
+
+socklen_t to_sockaddr(const IpAddr& ip, uint16_t port, sockaddr_storage& ss) {
+  std::memset(&ss, 0, sizeof ss);
+  if (ip.v6) {
+    auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons(port);
+    std::memcpy(&s6->sin6_addr, ip.a, 16);
+    s6->sin6_scope_id = ip.scope_id;
+    return sizeof(sockaddr_in6);
+  }
+  auto* s4 = reinterpret_cast<sockaddr_in*>(&ss);
+  s4->sin_family = AF_INET;
+  s4->sin_port = htons(port);
+  std::memcpy(&s4->sin_addr, ip.a, 4);
+  return sizeof(sockaddr_in);
+}
+
+bool from_sockaddr(const sockaddr* sa, IpAddr& ip, uint16_t& port) {
+  ip = IpAddr{};
+  if (sa->sa_family == AF_INET) {
+    auto* s4 = reinterpret_cast<const sockaddr_in*>(sa);
+    std::memcpy(ip.a, &s4->sin_addr, 4);
+    port = ntohs(s4->sin_port);
+    return true;
+  }
+  if (sa->sa_family == AF_INET6) {
+    auto* s6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    ip.v6 = true;
+    std::memcpy(ip.a, &s6->sin6_addr, 16);
+    ip.scope_id = s6->sin6_scope_id;
+    port = ntohs(s6->sin6_port);
+    return true;
+  }
+  return false;
+}
+
+bool link_local(const IpAddr& ip) { return ip.v6 && ip.a[0] == 0xfe && (ip.a[1] & 0xc0) == 0x80; }
+
+bool same_ip(const IpAddr& x, const IpAddr& y) {
+  return x.v6 == y.v6 && std::memcmp(x.a, y.a, x.v6 ? 16 : 4) == 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- addresses
+
+bool gid_to_ip(const uint8_t gid[16], IpAddr& out) {
+  static const uint8_t zero[16] = {};
+  static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  out = IpAddr{};
+  if (std::memcmp(gid, zero, 16) == 0) return false;
+  if (std::memcmp(gid, mapped, 12) == 0) {
+    std::memcpy(out.a, gid + 12, 4);
+    return true;
+  }
+  out.v6 = true;
+  std::memcpy(out.a, gid, 16);
+  return true;
+}
+
+void ip_to_gid(const IpAddr& ip, uint8_t gid[16]) {
+  std::memset(gid, 0, 16);
+  if (ip.v6) { std::memcpy(gid, ip.a, 16); return; }
+  gid[10] = gid[11] = 0xff;
+  std::memcpy(gid + 12, ip.a, 4);
+}
+
+std::string gid_text(const uint8_t gid[16]) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET6, gid, buf, sizeof buf);
+  return buf;
+}
+
+std::string ip_text(const IpAddr& ip) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(ip.v6 ? AF_INET6 : AF_INET, ip.a, buf, sizeof buf);
+  std::string s = buf;
+  if (ip.v6 && ip.scope_id) {
+    char name[IF_NAMESIZE] = {};
+    s += "%" + std::string(if_indextoname(ip.scope_id, name) ? name : std::to_string(ip.scope_id).c_str());
+  }
+  return s;
+}
+
+Result<IpAddr> parse_ip(const std::string& text) {
+  if (text.empty() || text.size() > 100) return rfail<IpAddr>(EINVAL, "address: empty or too long");
+  addrinfo hints{};
+  hints.ai_flags = AI_NUMERICHOST;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  int rc = getaddrinfo(text.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || !res) return rfail<IpAddr>(EINVAL, "address: '" + text + "' is not a numeric IPv4 or IPv6 address (" + gai_strerror(rc) + ")");
+  IpAddr ip;
+  uint16_t port;
+  bool okay = from_sockaddr(res->ai_addr, ip, port);
+  freeaddrinfo(res);
+  if (!okay) return rfail<IpAddr>(EINVAL, "address: '" + text + "' has an unsupported family");
+  if (ip.v6) {
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::memcmp(ip.a, mapped, 12) == 0) { IpAddr v4; std::memcpy(v4.a, ip.a + 12, 4); ip = v4; }   // ::ffff:a.b.c.d
+  }
+  return rok(ip);
+}
+
+// ---------------------------------------------------------------- interfaces
+
+std::vector<Interface> interfaces() {
+  std::vector<Interface> out;
+  ifaddrs* ifa = nullptr;
+  if (getifaddrs(&ifa) != 0) return out;
+  auto get = [&](const char* name) -> Interface& {
+    for (auto& i : out) if (i.name == name) return i;
+    Interface i;
+    i.name = name;
+    i.index = if_nametoindex(name);
+    out.push_back(i);
+    return out.back();
+  };
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  for (ifaddrs* p = ifa; p; p = p->ifa_next) {
+    if (!p->ifa_name) continue;
+    Interface& i = get(p->ifa_name);
+    i.up = p->ifa_flags & IFF_UP;
+    i.loopback = p->ifa_flags & IFF_LOOPBACK;
+    if (!p->ifa_addr) continue;
+    if (p->ifa_addr->sa_family == AF_PACKET) {
+      auto* ll = reinterpret_cast<const sockaddr_ll*>(p->ifa_addr);
+      if (ll->sll_halen == 6) std::memcpy(i.mac, ll->sll_addr, 6);
+    } else if (p->ifa_addr->sa_family == AF_INET || p->ifa_addr->sa_family == AF_INET6) {
+      IpAddr ip;
+      uint16_t port;
+      if (from_sockaddr(p->ifa_addr, ip, port)) {
+        if (ip.v6 && !link_local(ip)) ip.scope_id = 0;
+        i.addrs.push_back(ip);
+      }
+    }
+  }
+  freeifaddrs(ifa);
+  for (auto& i : out) {
+    if (fd >= 0) {
+      ifreq r{};
+      std::snprintf(r.ifr_name, IF_NAMESIZE, "%s", i.name.c_str());
+      if (ioctl(fd, SIOCGIFMTU, &r) == 0) i.mtu = r.ifr_mtu;
+    }
+  }
+  if (fd >= 0) close(fd);
+  return out;
+}
+
+Result<Interface> find_interface(const std::string& name) {
+  if (name.empty() || name.size() >= IF_NAMESIZE) return rfail<Interface>(EINVAL, "interface: name '" + name + "' is empty or too long");
+  std::string names;
+  for (auto& i : interfaces()) {
+    if (i.name == name) return rok(i);
+    names += (names.empty() ? "" : ", ") + i.name;
+  }
+  return rfail<Interface>(ENODEV, "interface: no host interface named '" + name + "' (have: " + names + ")");
+}
+
+Result<Interface> interface_with_address(const IpAddr& ip) {
+  auto all = interfaces();
+  for (auto& i : all)
+    for (auto& a : i.addrs)
+      if (same_ip(a, ip)) return rok(i);
+  // 127.0.0.0/8 is all local on Linux though only 127.0.0.1 is listed
+  if (!ip.v6 && ip.a[0] == 127)
+    for (auto& i : all) if (i.loopback) return rok(i);
+  return rfail<Interface>(EADDRNOTAVAIL, "address: " + ip_text(ip) + " is not an address of any host interface");
+}
+
+std::vector<GidEntry> roce_gid_table(const Interface& ifc) {
+  std::vector<GidEntry> g;
+  GidEntry d{0, {}, "RoCE v2"};
+  d.gid[0] = 0xfe; d.gid[1] = 0x80;
+  const uint8_t* m = ifc.mac;
+  uint8_t eui[8] = {static_cast<uint8_t>(m[0] ^ 2), m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+  std::memcpy(d.gid + 8, eui, 8);
+  g.push_back(d);
+  auto add = [&](const IpAddr& ip) {
+    GidEntry e{static_cast<uint32_t>(g.size()), {}, "RoCE v2"};
+    ip_to_gid(ip, e.gid);
+    for (auto& x : g) if (std::memcmp(x.gid, e.gid, 16) == 0) return;
+    g.push_back(e);
+  };
+  for (auto& a : ifc.addrs) if (!a.v6) add(a);
+  for (auto& a : ifc.addrs) if (a.v6) add(a);
+  return g;
+}
+
+uint32_t roce_active_mtu(uint32_t netdev_mtu) {
+  // rxe: eth_mtu_int_to_enum(mtu - RXE_MAX_HDR_LENGTH (80)), at least 256, at most 4096
+  int64_t m = int64_t(netdev_mtu) - 80;
+  if (m >= 4096) return MTU_4096;
+  if (m >= 2048) return MTU_2048;
+  if (m >= 1024) return MTU_1024;
+  if (m >= 512) return MTU_512;
+  return MTU_256;
+}
+
+// ---------------------------------------------------------------- transport
+
+static Result<int> open_socket(const IpAddr& ip, uint16_t port) {
+  int fd = socket(ip.v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+  if (fd < 0) return rfail<int>(errno, std::string("socket: ") + err_text(errno));
+  int one = 1;
+  if (ip.v6) {
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    int pmtu = IPV6_PMTUDISC_DO;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof pmtu);
+    setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one);   // link-local may still be tentative (DAD)
+  } else {
+    int pmtu = IP_PMTUDISC_DO;                       // DF set: Linux writes IPv4 ID 0 on unconnected sockets
+    if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu) != 0) {
+      int e = errno; close(fd);
+      return rfail<int>(e, std::string("setsockopt IP_MTU_DISCOVER: ") + err_text(e));
+    }
+  }
+  int sz = 8 << 20;
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) != 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz) != 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+  sockaddr_storage ss;
+  socklen_t len = to_sockaddr(ip, port, ss);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    int e = errno; close(fd);
+    return rfail<int>(e, "bind [" + ip_text(ip) + "]:" + std::to_string(port) + ": " + err_text(e));
+  }
+  return rok(fd);
+}
+
+Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle devh, const UdpOptions& o) {
+  using R = Result<std::unique_ptr<UdpTransport>>;
+  SessionImpl& S = s.internals();
+  Device* d = S.dev(devh);
+  if (!d) return rfail<std::unique_ptr<UdpTransport>>(ENOENT, "dev: no device with handle " + std::to_string(devh));
+  if (d->port) return rfail<std::unique_ptr<UdpTransport>>(EBUSY, "dev: device " + d->name + " is already on the network");
+  if (S.free_running) return rfail<std::unique_ptr<UdpTransport>>(EINVAL, "session: free-running mode is on; the UDP transport drives the engine in real time through poll()");
+  if (o.interface.empty() == o.address.empty()) return rfail<std::unique_ptr<UdpTransport>>(EINVAL, "options: give exactly one of interface or address");
+  std::unique_ptr<UdpTransport> t(new UdpTransport(s, devh));
+  t->port_ = o.port;
+  t->peer_port_ = o.peer_port ? o.peer_port : o.port;
+  t->busy_ = o.busy_poll;
+  std::vector<GidEntry> gids;
+  std::vector<IpAddr> bind_to;                     // per gid index; !bindable -> no socket
+  std::vector<bool> bindable;
+  uint32_t mtu = 0;
+  if (!o.interface.empty()) {
+    auto ifc = find_interface(o.interface);
+    if (!ifc.ok()) return rfail<std::unique_ptr<UdpTransport>>(ifc.err, ifc.msg);
+    if (!ifc.value.up) return rfail<std::unique_ptr<UdpTransport>>(ENETDOWN, "interface: " + o.interface + " is down");
+    t->ifname_ = ifc.value.name;
+    mtu = ifc.value.mtu;
+    gids = roce_gid_table(ifc.value);
+    for (auto& g : gids) {
+      IpAddr ip;
+      gid_to_ip(g.gid, ip);
+      if (link_local(ip)) ip.scope_id = ifc.value.index;
+      bool assigned = false;
+      for (auto& a : ifc.value.addrs) assigned |= same_ip(a, ip);
+      bind_to.push_back(ip);
+      bindable.push_back(assigned);
+    }
+  } else {
+    auto ip = parse_ip(o.address);
+    if (!ip.ok()) return rfail<std::unique_ptr<UdpTransport>>(ip.err, ip.msg);
+    auto ifc = interface_with_address(ip.value);
+    if (!ifc.ok()) return rfail<std::unique_ptr<UdpTransport>>(ifc.err, ifc.msg);
+    if (link_local(ip.value) && !ip.value.scope_id) ip.value.scope_id = ifc.value.index;
+    t->ifname_ = ifc.value.name;
+    mtu = ifc.value.mtu;
+    GidEntry g0 = roce_gid_table(ifc.value)[0];
+    GidEntry g1{1, {}, "RoCE v2"};
+    ip_to_gid(ip.value, g1.gid);
+    gids = {g0, g1};
+    IpAddr none;
+    bind_to = {none, ip.value};
+    bindable = {false, true};
+  }
+  for (size_t i = 0; i < gids.size(); i++) {
+    t->sock_of_gid_.push_back(-1);
+    if (!bindable[i]) continue;
+    auto fd = open_socket(bind_to[i], t->port_);
+    if (!fd.ok()) {
+      for (auto& k : t->socks_) close(k.fd);
+      t->socks_.clear();
+      return rfail<std::unique_ptr<UdpTransport>>(fd.err, "GID " + std::to_string(i) + ": " + fd.msg);
+    }
+    if (t->port_ == 0) {                           // ephemeral: every other GID's socket takes the same port
+      sockaddr_storage ss;
+      socklen_t len = sizeof ss;
+      getsockname(fd.value, reinterpret_cast<sockaddr*>(&ss), &len);
+      IpAddr dummy;
+      from_sockaddr(reinterpret_cast<sockaddr*>(&ss), dummy, t->port_);
+      if (!o.peer_port) t->peer_port_ = t->port_;
+    }
+    t->sock_of_gid_.back() = static_cast<int>(t->socks_.size());
+    t->socks_.push_back({fd.value, bind_to[i], static_cast<uint32_t>(i)});
+  }
+  if (t->socks_.empty()) return rfail<std::unique_ptr<UdpTransport>>(EADDRNOTAVAIL, "interface: " + t->ifname_ + " has no IPv4/IPv6 address to bind");
+  t->gids_ = gids;
+  d->gids = gids;
+  if (mtu) d->profile.active_mtu = std::min<uint32_t>(roce_active_mtu(mtu), MTU_4096);
+  d->port = t.get();
+  t->base_ = mono_ns() - int64_t(S.now);
+  t->txq_.resize(kTxBatch + 2);
+  t->rxbuf_.resize(kRxBatch * kRxSlot);
+  if (S.capture) {
+    std::string where;
+    for (auto& k : t->socks_) where += (where.empty() ? "" : ", ") + std::string("[") + ip_text(k.ip) + "]:" + std::to_string(t->port_);
+    auto& e = S.emit(EventKind::ObjectModified, devh, devh, "device", "device " + d->name + " on the network: " + t->ifname_ + " " + where);
+    e.a = t->port_; e.b = t->peer_port_; e.c = gids.size(); e.d = mtu;
+  }
+  R r;
+  r.value = std::move(t);
+  return r;
+}
+
+UdpTransport::~UdpTransport() {
+  if (Device* d = S_.dev(dev_); d && d->port == this) d->port = nullptr;
+  for (auto& k : socks_) close(k.fd);
+}
+
+wire::Framing UdpTransport::framing_for(const Sock& k, const IpAddr& peer, uint16_t sport, uint16_t dport) const {
+  wire::Framing f;
+  f.ipv6 = k.ip.v6;
+  std::memcpy(f.src_ip, k.ip.a, k.ip.v6 ? 16 : 4);
+  std::memcpy(f.dst_ip, peer.a, peer.v6 ? 16 : 4);
+  f.src_port = sport;
+  f.dst_port = dport;
+  f.ip_id = 0;                                     // DF + unconnected socket: Linux writes ID 0
+  f.df = true;
+  return f;
+}
+
+void UdpTransport::drop_tx(Qp& q, const wire::Packet& p, const std::string& why) {
+  stats_.tx_dropped++;
+  if (!S_.capture) return;
+  auto& e = S_.emit(EventKind::PacketDropped, dev_, q.h, "qp", std::string("not sent: ") + why);
+  e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = 0;
+}
+
+void UdpTransport::drop_rx(const std::string& why, const uint8_t* p, size_t n) {
+  stats_.rx_dropped++;
+  if (!S_.capture) return;
+  auto& e = S_.emit(EventKind::PacketDropped, dev_, 0, "packet", why);
+  e.pkt.assign(p, p + std::min<size_t>(n, 65536));
+}
+
+void UdpTransport::transmit(Qp& q, wire::Packet& p) {
+  if (q.init.qp_type == QPT_UD) return drop_tx(q, p, "UD over the UDP transport is not supported (address handles carry no GID)");
+  uint32_t gi = q.attr.sgid_index;
+  if (gi >= sock_of_gid_.size() || sock_of_gid_[gi] < 0)
+    return drop_tx(q, p, "sgid_index " + std::to_string(gi) + " has no socket (GID not assigned to " + ifname_ + ")");
+  IpAddr peer;
+  if (!gid_to_ip(q.attr.dgid, peer)) return drop_tx(q, p, "the QP has no remote GID (modify_qp to RTR with IBV_QP_AV and a dgid)");
+  const Sock& k = socks_[sock_of_gid_[gi]];
+  if (peer.v6 != k.ip.v6)
+    return drop_tx(q, p, "dgid " + gid_text(q.attr.dgid) + " and sgid " + gid_text(gids_[gi].gid) + " are not the same IP version");
+  if (link_local(peer)) peer.scope_id = k.ip.scope_id;
+  int copies = 1;
+  if (S_.faults.loss > 0 || S_.faults.duplicate > 0) {
+    std::uniform_real_distribution<double> u(0, 1);
+    double r_loss = u(S_.fault_rng), r_dup = u(S_.fault_rng);
+    if (r_loss < S_.faults.loss) {
+      stats_.tx_injected_loss++;
+      if (S_.capture) {
+        auto& e = S_.emit(EventKind::Fault, dev_, 0, "packet", std::string("loss: ") + wire::opcode_name(p.opcode) + " PSN " + std::to_string(p.psn));
+        e.a = 0; e.b = p.dest_qp; e.c = p.psn; e.d = 0;
+      }
+      return;
+    }
+    if (r_dup < S_.faults.duplicate) {
+      copies = 2;
+      stats_.tx_injected_dup++;
+      if (S_.capture) { auto& e = S_.emit(EventKind::Fault, dev_, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = 1; e.c = p.psn; e.d = 0; }
+    }
+  }
+  wire::Framing f = framing_for(k, peer, port_, peer_port_);
+  for (int c = 0; c < copies; c++) {
+    if (ntx_ >= kTxBatch) flush();                 // flush() keeps the slots' bytes, only the count resets
+    const size_t prev = ntx_ ? ntx_ - 1 : 0;
+    Tx& t = txq_[ntx_++];
+    t.sock = sock_of_gid_[gi];
+    t.tolen = to_sockaddr(peer, peer_port_, t.to);
+    if (c == 0) wire::encode(p, f, t.buf);
+    else if (&txq_[prev] != &t) t.buf = txq_[prev].buf;
+    else wire::encode(p, f, t.buf);
+    if (capture_) recs_.push_back({S_.now, f, t.buf});
+    if (S_.capture && c == 0) {
+      auto& e = S_.emit(EventKind::PacketSent, dev_, q.h, "qp", wire::opcode_name(p.opcode));
+      e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = 0;
+      e.pkt = t.buf;
+    }
+  }
+}
+
+void UdpTransport::flush() {
+  size_t i = 0;
+  mmsghdr hdr[kTxBatch + 2];
+  iovec iov[kTxBatch + 2];
+  while (i < ntx_) {
+    size_t j = i;
+    const int sk = txq_[i].sock;
+    size_t n = 0;
+    while (j < ntx_ && txq_[j].sock == sk) {
+      Tx& t = txq_[j];
+      iov[n] = {t.buf.data(), t.buf.size()};
+      hdr[n] = {};
+      hdr[n].msg_hdr.msg_name = &t.to;
+      hdr[n].msg_hdr.msg_namelen = t.tolen;
+      hdr[n].msg_hdr.msg_iov = &iov[n];
+      hdr[n].msg_hdr.msg_iovlen = 1;
+      n++; j++;
+    }
+    size_t done = 0;
+    while (done < n) {
+      int r = sendmmsg(socks_[sk].fd, hdr + done, static_cast<unsigned>(n - done), 0);
+      stats_.syscalls_tx++;
+      if (r > 0) {
+        for (int m = 0; m < r; m++) { stats_.tx_packets++; stats_.tx_bytes += iov[done + m].iov_len; }
+        done += r;
+        continue;
+      }
+      int e = errno;
+      if (e == EINTR) continue;
+      if (e == EAGAIN || e == ENOBUFS) {
+        pollfd pf{socks_[sk].fd, POLLOUT, 0};
+        ::poll(&pf, 1, 1);
+        continue;
+      }
+      // this datagram cannot go (EMSGSIZE with DF, unreachable...): report it and go on with the rest
+      stats_.tx_dropped++;
+      if (S_.capture) {
+        const Tx& t = txq_[i + done];
+        auto& ev = S_.emit(EventKind::PacketDropped, dev_, 0, "packet", "send to " + std::to_string(t.tolen) + "-byte address failed: " + err_text(e));
+        ev.pkt = t.buf;
+      }
+      done++;
+    }
+    i = j;
+  }
+  ntx_ = 0;
+}
+
+size_t UdpTransport::receive(Sock& k) {
+  mmsghdr hdr[kRxBatch];
+  iovec iov[kRxBatch];
+  sockaddr_storage from[kRxBatch];
+  size_t total = 0;
+  for (int round = 0; round < 8; round++) {
+    for (size_t i = 0; i < kRxBatch; i++) {
+      iov[i] = {rxbuf_.data() + i * kRxSlot, kRxSlot};
+      hdr[i] = {};
+      hdr[i].msg_hdr.msg_name = &from[i];
+      hdr[i].msg_hdr.msg_namelen = sizeof from[i];
+      hdr[i].msg_hdr.msg_iov = &iov[i];
+      hdr[i].msg_hdr.msg_iovlen = 1;
+    }
+    int r = recvmmsg(k.fd, hdr, kRxBatch, MSG_DONTWAIT, nullptr);
+    stats_.syscalls_rx++;
+    if (r <= 0) break;
+    for (int i = 0; i < r; i++) {
+      const uint8_t* data = rxbuf_.data() + i * kRxSlot;
+      size_t n = hdr[i].msg_len;
+      stats_.rx_packets++;
+      stats_.rx_bytes += n;
+      total++;
+      if (hdr[i].msg_hdr.msg_flags & MSG_TRUNC) { drop_rx("malformed: datagram larger than " + std::to_string(kRxSlot) + " bytes", data, n); continue; }
+      IpAddr src;
+      uint16_t sport = 0;
+      if (!from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]), src, sport) || src.v6 != k.ip.v6) {
+        drop_rx("malformed: unexpected source address family", data, n);
+        continue;
+      }
+      if (n < 16) { drop_rx("malformed: " + std::to_string(n) + "-byte datagram is shorter than BTH + ICRC", data, n); continue; }
+      if ((data[0] >> 5) == 3) { drop_rx("UD over the UDP transport is not supported", data, n); continue; }
+      uint32_t dqpn = (uint32_t(data[5]) << 16) | (uint32_t(data[6]) << 8) | data[7];
+      if (Qp* q = S_.qp_by_qpn(dev_, dqpn); q && q->init.qp_type == QPT_UD) { drop_rx("UD over the UDP transport is not supported", data, n); continue; }
+      wire::Framing f = framing_for(k, src, sport, port_);
+      std::swap(f.src_ip, f.dst_ip);               // the peer sent it: src = peer, dst = our bound address
+      if (capture_) recs_.push_back({S_.now, f, std::vector<uint8_t>(data, data + n)});
+      pktbuf_.assign(data, data + n);
+      S_.deliver_framed(0, dev_, f, 0, pktbuf_);
+    }
+    if (size_t(r) < kRxBatch) break;
+  }
+  return total;
+}
+
+void UdpTransport::sync_clock() {
+  int64_t t = mono_ns() - base_;
+  if (t > int64_t(S_.now)) S_.now = uint64_t(t);
+}
+
+size_t UdpTransport::run_due() {
+  size_t n = 0;
+  while (!S_.heap.empty() && S_.heap.front().t <= S_.now) {
+    S_.step();
+    n++;
+  }
+  return n;
+}
+
+size_t UdpTransport::poll(int64_t timeout_ns) {
+  const int64_t deadline = mono_ns() + std::max<int64_t>(0, timeout_ns);
+  for (;;) {
+    size_t work = 0;
+    sync_clock();
+    work += run_due();
+    flush();
+    for (auto& k : socks_) work += receive(k);
+    if (work) {
+      sync_clock();
+      work += run_due();
+      flush();
+      return work;
+    }
+    int64_t now = mono_ns();
+    if (now >= deadline) return 0;
+    int64_t wait = deadline - now;
+    if (!S_.heap.empty()) wait = std::min<int64_t>(wait, std::max<int64_t>(0, int64_t(S_.heap.front().t) - int64_t(S_.now)));
+    if (busy_ || wait == 0) continue;
+    pollfd pf[16];
+    nfds_t nf = 0;
+    for (auto& k : socks_) if (nf < 16) pf[nf++] = {k.fd, POLLIN, 0};
+    timespec ts{static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
+    ppoll(pf, nf, &ts, nullptr);
+  }
+}
+
+Status UdpTransport::write_pcap(const std::string& path) const {
+  wire::PcapWriter w;
+  std::string err;
+  if (!w.open(path, &err)) return fail(EIO, "path: " + err);
+  std::vector<uint8_t> fr;
+  for (auto& r : recs_) {
+    wire::frame(r.f, r.pkt.data(), r.pkt.size(), fr);
+    w.write(r.t, fr.data(), fr.size());
+  }
+  w.close();
+  if (w.failed()) return fail(EIO, "path: write failed");
+  return ok();
+}
+
+}  // namespace vl::net

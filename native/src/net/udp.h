@@ -1,0 +1,128 @@
+// RoCEv2 over real UDP sockets (IPv4 and IPv6) for a software device, and the host-interface GID table.
+//
+// A device attached to a UdpTransport sends its QPs' packets to the remote host named by the QP's dgid
+// (IPv4-mapped ::ffff:a.b.c.d or IPv6) from a socket bound to the address of the QP's sgid_index, UDP
+// destination port 4791 (configurable for tests). The ICRC is computed over the IP/UDP header the kernel writes:
+// unconnected socket, IP_PMTUDISC_DO (DF set, so Linux writes IPv4 ID 0), TTL/ToS/flow label masked anyway.
+// Received datagrams are ICRC-checked against the header rebuilt from recvmsg's source address and the socket's
+// bound address (UDP checksum 0 is accepted by the kernel). The engine runs in real time: poll() sets the
+// session clock from CLOCK_MONOTONIC and runs the due actions (requester, ACK/RNR timers), so retransmission
+// and RNR behave as in-process. Single-threaded: poll() and the verbs calls of that session run on one thread.
+#pragma once
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/impl.h"
+#include "vl/session.h"
+
+namespace vl::net {
+
+// ---- addresses and GIDs
+struct IpAddr {
+  bool v6 = false;
+  uint8_t a[16] = {};          // IPv4 in a[0..3]
+  uint32_t scope_id = 0;       // IPv6 link-local interface index
+};
+// GID -> address: ::ffff:a.b.c.d is IPv4, anything else non-zero is IPv6. False for the zero GID.
+bool gid_to_ip(const uint8_t gid[16], IpAddr& out);
+void ip_to_gid(const IpAddr& ip, uint8_t gid[16]);
+std::string gid_text(const uint8_t gid[16]);                 // inet_ntop(AF_INET6) of the 16 bytes
+std::string ip_text(const IpAddr& ip);
+// Numeric IPv4 / IPv6 literal (IPv6 may carry %ifname or %index). Refuses host names.
+Result<IpAddr> parse_ip(const std::string& text);
+
+// ---- host interfaces (getifaddrs), soft-RoCE GID order
+struct Interface {
+  std::string name;
+  uint32_t index = 0, mtu = 0;
+  uint8_t mac[6] = {};
+  bool up = false, loopback = false;
+  std::vector<IpAddr> addrs;   // getifaddrs order
+};
+std::vector<Interface> interfaces();
+Result<Interface> find_interface(const std::string& name);
+Result<Interface> interface_with_address(const IpAddr& ip);   // the interface that owns ip
+// rxe's GID table for a netdev: index 0 = link-local fe80::/64 + EUI-64 of the MAC (ib_core's default GID),
+// then the IPv4 addresses as IPv4-mapped GIDs, then the other IPv6 addresses. All "RoCE v2".
+std::vector<GidEntry> roce_gid_table(const Interface& ifc);
+// rxe's active_mtu for a netdev MTU: the largest IB MTU (256..4096) that fits after RoCEv2 headers.
+uint32_t roce_active_mtu(uint32_t netdev_mtu);
+
+struct UdpOptions {
+  std::string interface;       // attach to this host interface (GID table from its addresses), or
+  std::string address;         // to one local address: GID table = [default link-local GID, this address]
+  uint16_t port = wire::kRoceUdpPort;   // local UDP port of every GID's socket; 0 = an ephemeral port (tests)
+  uint16_t peer_port = 0;      // UDP destination port; 0 = same as port (4791 on a real network)
+  bool busy_poll = false;      // poll() spins instead of sleeping in ppoll (benchmarks)
+};
+
+struct UdpStats {
+  uint64_t tx_packets = 0, tx_bytes = 0, rx_packets = 0, rx_bytes = 0;
+  uint64_t rx_dropped = 0;     // malformed / bad ICRC / unknown QP / truncated
+  uint64_t tx_dropped = 0;     // no socket for the sgid, bad dgid, send error
+  uint64_t tx_injected_loss = 0, tx_injected_dup = 0;
+  uint64_t syscalls_tx = 0, syscalls_rx = 0;
+};
+
+class UdpTransport : public WirePort {
+ public:
+  // Binds one socket per usable GID and sets the device's GID table (and active_mtu from the interface MTU).
+  // The session must not be in free-running mode (the transport drives its engine in real time).
+  static Result<std::unique_ptr<UdpTransport>> attach(Session& s, Handle dev, const UdpOptions& o);
+  ~UdpTransport() override;                  // detaches the device (its packets go nowhere afterwards)
+  UdpTransport(const UdpTransport&) = delete;
+  UdpTransport& operator=(const UdpTransport&) = delete;
+
+  // Receive pending datagrams, run every engine action that is due in real time, send what they produced.
+  // Waits up to timeout_ns (0: do not wait) for a datagram or a timer when there was nothing to do.
+  // Returns the number of datagrams received plus engine actions run.
+  size_t poll(int64_t timeout_ns);
+
+  const std::vector<GidEntry>& gids() const { return gids_; }
+  const std::string& interface_name() const { return ifname_; }
+  uint16_t port() const { return port_; }
+  void set_peer_port(uint16_t p) { peer_port_ = p ? p : port_; }
+  const UdpStats& stats() const { return stats_; }
+  // Keep every datagram sent and received (with its real IP/UDP framing) for write_pcap().
+  void set_capture(bool on) { capture_ = on; }
+  Status write_pcap(const std::string& path) const;
+
+  void transmit(Qp& q, wire::Packet& p) override;
+
+ private:
+  UdpTransport(Session& s, Handle dev) : s_(s), S_(s.internals()), dev_(dev) {}
+  struct Sock { int fd = -1; IpAddr ip; uint32_t gid_index = 0; };
+  struct Tx { int sock = 0; sockaddr_storage to{}; socklen_t tolen = 0; std::vector<uint8_t> buf; };
+  struct Rec { uint64_t t; wire::Framing f; std::vector<uint8_t> pkt; };
+  void sync_clock();
+  size_t run_due();
+  void flush();
+  size_t receive(Sock& k);
+  void drop_rx(const std::string& why, const uint8_t* p, size_t n);
+  void drop_tx(Qp& q, const wire::Packet& p, const std::string& why);
+  wire::Framing framing_for(const Sock& k, const IpAddr& peer, uint16_t sport, uint16_t dport) const;
+
+  Session& s_;
+  SessionImpl& S_;
+  Handle dev_;
+  std::string ifname_;
+  uint16_t port_ = wire::kRoceUdpPort, peer_port_ = wire::kRoceUdpPort;
+  bool busy_ = false, capture_ = false;
+  int64_t base_ = 0;                         // CLOCK_MONOTONIC ns at session time 0
+  std::vector<GidEntry> gids_;
+  std::vector<Sock> socks_;
+  std::vector<int> sock_of_gid_;             // gid index -> socks_ index or -1
+  std::vector<Tx> txq_;
+  size_t ntx_ = 0;
+  std::vector<uint8_t> rxbuf_;
+  std::vector<uint8_t> pktbuf_;
+  std::vector<Rec> recs_;
+  UdpStats stats_;
+};
+
+}  // namespace vl::net

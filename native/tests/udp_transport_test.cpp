@@ -1,0 +1,317 @@
+// UDP transport: two software devices in two sessions (and two processes) talking RoCEv2 over real UDP sockets
+// on loopback, IPv4 and IPv6, with every byte checked, under injected loss and duplication, and against malformed
+// datagrams; GID tables taken from host interfaces the soft-RoCE way.
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "udp_fixture.h"
+
+using namespace vlu;
+using vl::net::IpAddr;
+
+namespace {
+
+// a loopback /8 address unique to this process, so parallel test runs never share a port
+std::string lo_addr(int host) {
+  unsigned p = static_cast<unsigned>(getpid());
+  return "127." + std::to_string(1 + (p >> 8) % 250) + "." + std::to_string(p & 0xff) + "." + std::to_string(host);
+}
+
+struct Pair {
+  Host a{11}, b{22};
+  ::testing::AssertionResult open(bool v6 = false, uint32_t mtu = MTU_4096, uint32_t timeout = 10) {
+    std::string aa = v6 ? "::1" : lo_addr(2), ba = v6 ? "::1" : lo_addr(3);
+    auto r = a.open(aa, 0, 0);
+    if (!r) return r;
+    r = b.open(ba, v6 ? 0 : a.t->port(), v6 ? a.t->port() : 0);
+    if (!r) return r;
+    a.t->set_peer_port(b.t->port());
+    a.psn = 0xabcdef; b.psn = 0x123;
+    r = a.connect(b.gid(), b.qpn, b.psn, mtu, timeout);
+    if (!r) return r;
+    return b.connect(a.gid(), a.qpn, a.psn, mtu, timeout);
+  }
+};
+
+void check_transfers(Pair& p, size_t len) {
+  Host &a = p.a, &b = p.b;
+  // RDMA WRITE a -> b
+  a.pattern(0, len, 1);
+  ASSERT_TRUE(a.post(WR_RDMA_WRITE, 0, static_cast<uint32_t>(len), b.buf.addr + 16, b.mr.rkey, 7).ok());
+  std::vector<Wc> wc;
+  ASSERT_TRUE(pump({&a, &b}, wait_cq(a, a.scq, wc, 1)));
+  ASSERT_EQ(wc[0].status, WC_SUCCESS) << wc_status_name(wc[0].status);
+  EXPECT_EQ(wc[0].wr_id, 7u);
+  EXPECT_EQ(b.bytes(16, len), a.bytes(0, len));
+  // SEND b -> a (multi-packet), RECV posted first
+  b.pattern(len + 64, len / 2 + 3, 2);
+  ASSERT_TRUE(a.recv(len + 4096, static_cast<uint32_t>(len), 99).ok());
+  ASSERT_TRUE(b.post(WR_SEND_WITH_IMM, len + 64, static_cast<uint32_t>(len / 2 + 3), 0, 0, 8, 0x5eed).ok());
+  std::vector<Wc> rc, sc;
+  ASSERT_TRUE(pump({&a, &b}, [&] { wait_cq(a, a.rcq, rc, 1)(); wait_cq(b, b.scq, sc, 1)(); return rc.size() && sc.size(); }));
+  ASSERT_EQ(rc[0].status, WC_SUCCESS);
+  EXPECT_EQ(rc[0].opcode, WC_RECV);
+  EXPECT_EQ(rc[0].byte_len, len / 2 + 3);
+  EXPECT_EQ(rc[0].imm_data, 0x5eedu);
+  EXPECT_EQ(rc[0].wr_id, 99u);
+  EXPECT_EQ(a.bytes(len + 4096, len / 2 + 3), b.bytes(len + 64, len / 2 + 3));
+  ASSERT_EQ(sc[0].status, WC_SUCCESS);
+  // RDMA READ a <- b (reads back what a wrote)
+  wc.clear();
+  ASSERT_TRUE(a.post(WR_RDMA_READ, 2 * len + 8192, static_cast<uint32_t>(len), b.buf.addr + 16, b.mr.rkey, 9).ok());
+  ASSERT_TRUE(pump({&a, &b}, wait_cq(a, a.scq, wc, 1)));
+  ASSERT_EQ(wc[0].status, WC_SUCCESS) << wc_status_name(wc[0].status);
+  EXPECT_EQ(wc[0].opcode, WC_RDMA_READ);
+  EXPECT_EQ(a.bytes(2 * len + 8192, len), a.bytes(0, len));
+  // atomics over the wire
+  wc.clear();
+  std::vector<uint8_t> v8 = {5, 0, 0, 0, 0, 0, 0, 0};
+  ASSERT_TRUE(b.s.write_memory(b.buf.addr + 3 * len + 65536, v8.data(), 8).ok());
+  SendWr w; w.wr_id = 10; w.opcode = WR_ATOMIC_FETCH_AND_ADD; w.send_flags = SEND_SIGNALED;
+  w.sg_list = {{a.buf.addr + 3 * len + 65536, 8, a.mr.lkey}}; w.remote_addr = b.buf.addr + 3 * len + 65536; w.rkey = b.mr.rkey;
+  w.compare_add = 37;
+  ASSERT_TRUE(a.s.post_send(a.qp, {w}).ok());
+  ASSERT_TRUE(pump({&a, &b}, wait_cq(a, a.scq, wc, 1)));
+  ASSERT_EQ(wc[0].status, WC_SUCCESS);
+  EXPECT_EQ(a.bytes(3 * len + 65536, 8)[0], 5);
+  EXPECT_EQ(b.bytes(3 * len + 65536, 8)[0], 42);
+}
+
+}  // namespace
+
+TEST(UdpTransport, GidHelpersAndMtu) {
+  uint8_t g[16];
+  auto v4 = vl::net::parse_ip("192.168.77.2");
+  ASSERT_TRUE(v4.ok()) << v4.msg;
+  vl::net::ip_to_gid(v4.value, g);
+  EXPECT_EQ(vl::net::gid_text(g), "::ffff:192.168.77.2");
+  IpAddr back;
+  ASSERT_TRUE(vl::net::gid_to_ip(g, back));
+  EXPECT_FALSE(back.v6);
+  EXPECT_EQ(vl::net::ip_text(back), "192.168.77.2");
+  auto mapped = vl::net::parse_ip("::ffff:10.1.2.3");
+  ASSERT_TRUE(mapped.ok());
+  EXPECT_FALSE(mapped.value.v6);
+  uint8_t zero[16] = {};
+  EXPECT_FALSE(vl::net::gid_to_ip(zero, back));
+  EXPECT_FALSE(vl::net::parse_ip("localhost").ok());
+  EXPECT_FALSE(vl::net::parse_ip("300.1.1.1").ok());
+  EXPECT_FALSE(vl::net::parse_ip("").ok());
+  EXPECT_EQ(vl::net::roce_active_mtu(1500), MTU_1024);   // WIRE.md 1.7: Ethernet 1500 -> active_mtu 1024
+  EXPECT_EQ(vl::net::roce_active_mtu(9000), MTU_4096);
+  EXPECT_EQ(vl::net::roce_active_mtu(65536), MTU_4096);
+  EXPECT_EQ(vl::net::roce_active_mtu(576), MTU_256);
+  // rxe's default GID: fe80::/64 + EUI-64 of MAC 52:54:00:00:00:01 = fe80::5054:ff:fe00:1 (WIRE.md 1.1)
+  vl::net::Interface ifc;
+  uint8_t mac[6] = {0x52, 0x54, 0, 0, 0, 1};
+  std::memcpy(ifc.mac, mac, 6);
+  ifc.addrs = {vl::net::parse_ip("fe80::5054:ff:fe00:1").value, vl::net::parse_ip("192.168.77.1").value,
+               vl::net::parse_ip("fd00::1").value, vl::net::parse_ip("192.168.78.1").value};
+  auto t = vl::net::roce_gid_table(ifc);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(vl::net::gid_text(t[0].gid), "fe80::5054:ff:fe00:1");
+  EXPECT_EQ(vl::net::gid_text(t[1].gid), "::ffff:192.168.77.1");
+  EXPECT_EQ(vl::net::gid_text(t[2].gid), "::ffff:192.168.78.1");
+  EXPECT_EQ(vl::net::gid_text(t[3].gid), "fd00::1");
+  for (uint32_t i = 0; i < t.size(); i++) { EXPECT_EQ(t[i].index, i); EXPECT_EQ(t[i].type, "RoCE v2"); }
+}
+
+TEST(UdpTransport, AttachToLoopbackInterfaceAndRefusals) {
+  Session s;
+  Handle d = s.create_device("rxe").value;
+  net::UdpOptions o;
+  o.interface = "lo";
+  o.port = 0;
+  auto t = net::UdpTransport::attach(s, d, o);
+  ASSERT_TRUE(t.ok()) << t.msg;
+  auto devs = s.devices();
+  ASSERT_GE(devs[0].gids.size(), 2u);
+  EXPECT_EQ(vl::net::gid_text(devs[0].gids[1].gid), "::ffff:127.0.0.1");   // lo: IPv4-mapped first after GID 0
+  EXPECT_EQ(devs[0].profile.active_mtu, MTU_4096);                           // lo MTU 65536
+  auto again = net::UdpTransport::attach(s, d, o);
+  EXPECT_EQ(again.err, EBUSY);
+  net::UdpOptions bad;
+  bad.interface = "vlnosuch0";
+  Handle d2 = s.create_device("rxe").value;
+  auto r = net::UdpTransport::attach(s, d2, bad);
+  EXPECT_EQ(r.err, ENODEV);
+  EXPECT_NE(r.msg.find("vlnosuch0"), std::string::npos);
+  bad.interface.clear();
+  r = net::UdpTransport::attach(s, d2, bad);
+  EXPECT_EQ(r.err, EINVAL);
+  bad.address = "::1"; bad.interface = "lo";
+  EXPECT_EQ(net::UdpTransport::attach(s, d2, bad).err, EINVAL);
+  bad.interface.clear(); bad.address = "localhost";
+  EXPECT_EQ(net::UdpTransport::attach(s, d2, bad).err, EINVAL);
+  EXPECT_EQ(net::UdpTransport::attach(s, 999999, o).err, ENOENT);
+  // sgid_index beyond the table is refused at modify_qp
+  Handle pd = s.alloc_pd(d).value, cq = s.create_cq(d, 16).value;
+  QpInitAttr ia; ia.pd = pd; ia.send_cq = cq; ia.recv_cq = cq;
+  Handle qp = s.create_qp(pd, ia).value.handle;
+  QpAttr at; at.qp_state = QPS_INIT;
+  ASSERT_TRUE(s.modify_qp(qp, at, QP_STATE | QP_PKEY_INDEX | QP_PORT | QP_ACCESS_FLAGS).ok());
+  at.qp_state = QPS_RTR; at.sgid_index = 200; at.dgid[15] = 1;
+  auto st = s.modify_qp(qp, at, QP_STATE | QP_AV | QP_PATH_MTU | QP_DEST_QPN | QP_RQ_PSN | QP_MAX_DEST_RD_ATOMIC | QP_MIN_RNR_TIMER);
+  EXPECT_EQ(st.err, EINVAL);
+  EXPECT_NE(st.msg.find("sgid_index"), std::string::npos);
+}
+
+TEST(UdpTransport, TwoSessionsIPv4EveryByteIntact) {
+  Pair p;
+  ASSERT_TRUE(p.open());
+  check_transfers(p, 1 << 20);
+  EXPECT_EQ(p.a.t->stats().rx_dropped, 0u);
+  EXPECT_EQ(p.b.t->stats().rx_dropped, 0u);
+  EXPECT_GT(p.a.t->stats().tx_packets, 256u);
+  EXPECT_LT(p.a.t->stats().syscalls_tx, p.a.t->stats().tx_packets);   // batched sendmmsg
+}
+
+TEST(UdpTransport, TwoSessionsIPv6EveryByteIntact) {
+  Pair p;
+  ASSERT_TRUE(p.open(true, MTU_1024));
+  EXPECT_EQ(vl::net::gid_text(p.a.gid()), "::1");
+  check_transfers(p, 300000);
+  EXPECT_EQ(p.a.t->stats().rx_dropped + p.b.t->stats().rx_dropped, 0u);
+}
+
+TEST(UdpTransport, InjectedLossAndDuplicationRecoverInRealTime) {
+  Pair p;
+  ASSERT_TRUE(p.open(false, MTU_1024, 8));         // ACK timeout 4.096 us * 2^8 ~ 1 ms
+  FaultConfig f; f.loss = 0.05; f.duplicate = 0.03;
+  p.a.s.set_faults(f);
+  p.b.s.set_faults(f);
+  check_transfers(p, 256 * 1024);
+  EXPECT_GT(p.a.t->stats().tx_injected_loss + p.b.t->stats().tx_injected_loss, 0u);
+  EXPECT_GT(p.a.t->stats().tx_injected_dup + p.b.t->stats().tx_injected_dup, 0u);
+  size_t retransmits = 0;
+  for (auto& e : p.a.s.drain_events())
+    if (e.kind == EventKind::Timer && e.text.rfind("retransmit", 0) == 0) retransmits++;
+  EXPECT_GT(retransmits, 0u);
+}
+
+TEST(UdpTransport, RnrNakThenRetryWhenTheReceiveIsPosted) {
+  Pair p;
+  ASSERT_TRUE(p.open());
+  Host &a = p.a, &b = p.b;
+  a.pattern(0, 5000, 3);
+  ASSERT_TRUE(a.post(WR_SEND, 0, 5000, 0, 0, 1).ok());
+  // no receive on b yet: b answers RNR NAK, a waits min_rnr_timer and retries (rnr_retry 7 = forever)
+  size_t rnr = 0;
+  std::string log;
+  ASSERT_TRUE(pump({&a, &b}, [&] {
+    for (auto& e : a.s.drain_events()) {
+      if (log.size() < 4000) log += "a: " + e.text + "\n";
+      if (e.kind == EventKind::Timer && e.text.find("RNR") != std::string::npos) rnr++;
+    }
+    for (auto& e : b.s.drain_events()) if (log.size() < 4000) log += "b: " + e.text + "\n";
+    return rnr >= 2;
+  }, 5000)) << log;
+  ASSERT_TRUE(b.recv(65536, 8192, 5).ok());
+  std::vector<Wc> rc, sc;
+  ASSERT_TRUE(pump({&a, &b}, [&] { wait_cq(a, a.scq, sc, 1)(); wait_cq(b, b.rcq, rc, 1)(); return rc.size() && sc.size(); }));
+  EXPECT_EQ(sc[0].status, WC_SUCCESS);
+  EXPECT_EQ(rc[0].status, WC_SUCCESS);
+  EXPECT_EQ(b.bytes(65536, 5000), a.bytes(0, 5000));
+}
+
+TEST(UdpTransport, MalformedDatagramsAreDroppedWithAnEvent) {
+  Pair p;
+  ASSERT_TRUE(p.open());
+  Host &a = p.a, &b = p.b;
+  a.s.drain_events();
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(a.t->port());
+  inet_pton(AF_INET, lo_addr(2).c_str(), &to.sin_addr);
+  auto send = [&](const std::vector<uint8_t>& d) { ASSERT_EQ(sendto(fd, d.data(), d.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to), ssize_t(d.size())); };
+  send({1, 2, 3});                                    // too short
+  std::vector<uint8_t> big(20000, 0x41);
+  send(big);                                          // larger than any RoCE packet
+  // a well-formed SEND ONLY to a's QP, but the ICRC is for another header (wrong source): refused
+  vl::wire::Packet pk; pk.opcode = vl::wire::RC_SEND_ONLY; pk.dest_qp = a.qpn; pk.psn = b.psn; pk.ack_req = true;
+  uint8_t pay[8] = {1, 2, 3, 4, 5, 6, 7, 8}; pk.payload = pay; pk.payload_len = 8;
+  vl::wire::Framing f; std::vector<uint8_t> bytes; vl::wire::encode(pk, f, bytes);
+  send(bytes);
+  std::vector<uint8_t> junk(64, 0xee);
+  junk[0] = 0x1f;                                     // reserved RC opcode
+  send(junk);
+  close(fd);
+  size_t dropped = 0;
+  std::vector<std::string> why;
+  ASSERT_TRUE(pump({&a}, [&] {
+    for (auto& e : a.s.drain_events())
+      if (e.kind == EventKind::PacketDropped) { dropped++; why.push_back(e.text); }
+    return dropped >= 4;
+  }, 10000));
+  EXPECT_NE(why[0].find("shorter"), std::string::npos) << why[0];
+  EXPECT_NE(why[1].find("larger"), std::string::npos) << why[1];
+  EXPECT_NE(why[2].find("ICRC"), std::string::npos) << why[2];
+  EXPECT_NE(why[3].find("malformed"), std::string::npos) << why[3];
+  // still working afterwards, and no request reached the responder
+  check_transfers(p, 8192);
+}
+
+// Two processes: the child is the target of RDMA WRITEs and checks every byte when the WRITE_WITH_IMM arrives.
+TEST(UdpTransport, TwoProcessesOverLoopback) {
+  int up[2], down[2];
+  ASSERT_EQ(pipe(up), 0);
+  ASSERT_EQ(pipe(down), 0);
+  const size_t len = 3 << 20;
+  struct Info { uint32_t qpn, psn, rkey, port; uint64_t addr; uint8_t gid[16]; };
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(up[0]); close(down[1]);
+    int rc = 1;
+    {
+      Host b(5);
+      if (b.open(lo_addr(3), 0, 0, len + 4096)) {
+        b.psn = 0x777;
+        Info me{b.qpn, b.psn, b.mr.rkey, b.t->port(), b.buf.addr, {}};
+        std::memcpy(me.gid, b.gid(), 16);
+        Info peer{};
+        if (write(up[1], &me, sizeof me) == sizeof me && read(down[0], &peer, sizeof peer) == sizeof peer) {
+          b.t->set_peer_port(static_cast<uint16_t>(peer.port));
+          if (b.connect(peer.gid, peer.qpn, peer.psn) && b.recv(0, 0, 1).ok()) {
+            std::vector<Wc> wc;
+            if (pump({&b}, wait_cq(b, b.rcq, wc, 1), 60000) && wc[0].status == WC_SUCCESS && wc[0].imm_data == 0xc0ffee) {
+              auto got = b.bytes(0, len);
+              rc = 0;
+              for (size_t i = 0; i < len; i++)
+                if (got[i] != static_cast<uint8_t>((i * 131 + 4 * 7 + (i >> 9)) & 0xff)) { rc = 2; break; }
+              // keep answering retransmissions for a moment so the requester sees its ACK
+              pump({&b}, [] { return false; }, 300);
+            }
+          }
+        }
+      }
+    }
+    _exit(rc);
+  }
+  close(up[1]); close(down[0]);
+  Host a(6);
+  ASSERT_TRUE(a.open(lo_addr(2), 0, 0, len + 4096));
+  Info peer{};
+  ASSERT_EQ(read(up[0], &peer, sizeof peer), ssize_t(sizeof peer));
+  a.psn = 0xfffff0;                                   // wraps past 2^24 during the transfer
+  Info me{a.qpn, a.psn, a.mr.rkey, a.t->port(), a.buf.addr, {}};
+  std::memcpy(me.gid, a.gid(), 16);
+  ASSERT_EQ(write(down[1], &me, sizeof me), ssize_t(sizeof me));
+  a.t->set_peer_port(static_cast<uint16_t>(peer.port));
+  ASSERT_TRUE(a.connect(peer.gid, peer.qpn, peer.psn));
+  a.pattern(0, len, 4);
+  ASSERT_TRUE(a.post(WR_RDMA_WRITE_WITH_IMM, 0, static_cast<uint32_t>(len), peer.addr, peer.rkey, 1, 0xc0ffee).ok());
+  std::vector<Wc> wc;
+  ASSERT_TRUE(pump({&a}, wait_cq(a, a.scq, wc, 1)));
+  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child: 1 = setup/transfer failed, 2 = a byte differed";
+}
