@@ -187,7 +187,7 @@ export const StepByCmd: Record<string, AnySchema> = Object.fromEntries(
     const shape = c.shape;
     const name = shape.cmd.value;
     const args = withRefs(shape.args as AnySchema, NameOrHandle);
-    return [name, z.object({ cmd: z.literal(name), args: args.default({}), ...stepExtras }).strict()];
+    return [name, z.object({ cmd: z.literal(name), args: (args as z.ZodObject).prefault({}), ...stepExtras }).strict()];
   }),
 );
 export const SCENARIO_COMMANDS = Object.keys(StepByCmd);

@@ -97,6 +97,13 @@ describe('scenario loader', () => {
     expect(refuse((s) => { s.steps[6]!.expect = { wcs: [] }; }).message).toBe('step 7 (cq.poll) expect.wcs: unknown field "wcs"');
   });
 
+  it('a step without args gets {} and is checked like one', () => {
+    expect(refuse((s) => { delete s.steps[0]!.args; }).message).toMatch(/^step 1 \(pd\.alloc\) args\.device: required field is missing/);
+    const s = base(); s.steps.push({ cmd: 'engine.run' });
+    const r = parseScenarioText(JSON.stringify(s), 'x.json');
+    expect(r.ok && r.scenario.steps[7]!.args).toEqual({ maxSteps: 1_000_000 });
+  });
+
   it('refuses missing required fields', () => {
     const e = refuse((s) => { delete args(s, 2).access; });
     expect(e.field).toBe('args.access');
