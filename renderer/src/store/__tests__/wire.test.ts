@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { DeviceEvent } from '../../../../app/protocol/index.ts';
+import { MemoryMarks, WireLog, packetFields } from '../models.ts';
+import { bytesFrom, deviceView } from '../store.ts';
+import { syndromeText } from '../spec.ts';
+
+const base = { seq: 1, t: 1000, device: 2, obj: 0, objKind: 'packet', a: 0, b: 0, c: 0, d: 3 };
+
+describe('wire log derivation', () => {
+  it('reads a PacketSent event as the addon decodes it (BTH fields, RETH, length)', () => {
+    const w = new WireLog();
+    const pkt = { len: 40, hex: '0a00ffff', opcode: 10, opcodeName: 'RC RDMA Write Only', destQp: 17, ackReq: true, psn: 5,
+      reth: { va: 0x7f0000002000, rkey: 0x14e, dmaLen: 8 }, payloadLen: 8, icrc: 1 };
+    w.applyEvent({ ...base, kind: 'PacketSent', a: 10, b: 17, c: 5, pkt } as DeviceEvent);
+    const r = w.rows[0];
+    expect(r).toMatchObject({ event: 'sent', device: 2, peer: 3, opName: 'RC RDMA Write Only', dstQpn: 17, psn: 5, ackReq: true, length: 40, syndrome: null, nak: false });
+    expect(packetFields(r)).toContainEqual(['reth.rkey', '334 (0x14e)']);
+    expect(packetFields(r).some(([k]) => k === 'hex')).toBe(false);
+  });
+
+  it('marks a NAK from its AETH syndrome', () => {
+    const w = new WireLog();
+    w.applyEvent({ ...base, kind: 'PacketSent', pkt: { len: 20, opcode: 0x11, destQp: 18, psn: 1, aeth: { syndrome: 0x62, text: 'NAK Remote Access Error', msn: 0 } } } as DeviceEvent);
+    expect(w.rows[0]).toMatchObject({ opName: 'RC Acknowledge', syndrome: 0x62, nak: true, synText: 'NAK Remote Access Error' });
+    expect(syndromeText(0x62)).toBe('NAK Remote Access Error');
+    expect(syndromeText(0x1f)).toBe('ACK credits=invalid');
+  });
+
+  it('keeps a bounded number of packets and counts the ones trimmed', () => {
+    const w = new WireLog(100);
+    for (let i = 0; i < 1000; i++) w.applyEvent({ ...base, seq: i, kind: 'PacketSent', pkt: { opcode: 4, destQp: 1, psn: i } } as DeviceEvent);
+    expect(w.rows.length).toBeLessThanOrEqual(100 + 100 / 8);
+    expect(w.rows[w.rows.length - 1]).toMatchObject({ id: 999, psn: 999 });
+    expect(w.base + w.rows.length).toBe(1000);
+  });
+});
+
+describe('memory marks', () => {
+  it('highlights the bytes MemWrite events touched and counts writes per byte', () => {
+    const m = new MemoryMarks();
+    m.applyEvent({ ...base, kind: 'MemWrite', objKind: 'buffer', obj: 7, seq: 10, a: 0x1000, b: 4 } as DeviceEvent);
+    m.applyEvent({ ...base, kind: 'MemWrite', objKind: 'buffer', obj: 7, seq: 11, a: 0x1002, b: 4 } as DeviceEvent);
+    expect([...m.heat(7, 0x1000, 8)]).toEqual([1, 1, 2, 2, 1, 1, 0, 0]);
+    expect([...m.lastWrite(7, 0x1000, 8)]).toEqual([10, 10, 11, 11, 11, 11, 0, 0]);
+    expect(m.heat(8, 0x1000, 2)[0]).toBe(0);
+  });
+});
+
+describe('reply readers', () => {
+  it('reads memory.read hex and a device.list entry', () => {
+    expect([...bytesFrom({ addr: 1, length: 3, hex: 'cafe01' })]).toEqual([0xca, 0xfe, 0x01]);
+    const d = deviceView({ handle: 2, device: 2, name: 'left', portState: 4, nodeGuid: '00564cfffe000002',
+      gids: [{ index: 1, gid: '0000:0000:0000:0000:0000:ffff:0a00:0002', type: 'RoCE v2' }],
+      profile: { name: 'rxe', deviceCapFlags: 0x1223c76, atomicCap: 1, maxQp: 65536, maxCqe: 32767, activeMtu: 3, activeMtuName: 'IBV_MTU_1024', transport: 'RoCEv2' } });
+    expect(d).toMatchObject({ handle: 2, name: 'left', profile: 'rxe', atomicCap: 'IBV_ATOMIC_HCA', portStateName: 'IBV_PORT_ACTIVE', activeMtu: 'IBV_MTU_1024' });
+    expect(d.capNames).toContain('IBV_DEVICE_MEM_WINDOW');
+    expect(d.limits).toContainEqual(['max_qp', 65536]);
+    expect(d.gids[0]).toEqual({ index: 1, gid: '0000:0000:0000:0000:0000:ffff:0a00:0002', type: 'RoCE v2' });
+  });
+});
