@@ -442,7 +442,9 @@ export class ScenarioRun {
     for (const [k, b] of (ex.bytes ?? []).entries()) {
       const addr = this.num(b.addr);
       const want = hexToBytes(b.hex);
-      const rr = yield* this.exec({ cmd: 'memory.read', args: { addr: Number(addr), length: want.length } });
+      const read = Command.safeParse({ cmd: 'memory.read', args: { addr: Number(addr), length: want.length } });
+      if (!read.success || addr > BigInt(Number.MAX_SAFE_INTEGER)) { fail(`expect.bytes.${k}`, `cannot read ${want.length} bytes at 0x${addr.toString(16)}: ${read.success ? 'address too large' : describeZodError(read.error).message}`); continue; }
+      const rr = yield* this.exec(read.data);
       if (!rr.ok) { fail(`expect.bytes.${k}`, `memory.read at 0x${addr.toString(16)} failed: ${rr.error.code}: ${rr.error.message}`); continue; }
       const got = bytesOf(rr.result);
       if (!got) { fail(`expect.bytes.${k}`, 'memory.read returned no bytes'); continue; }
