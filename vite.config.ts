@@ -2,7 +2,8 @@
 import { defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 
-const backend = process.env.VL_BACKEND_WS ?? 'ws://127.0.0.1:8787';
+// `vite` dev server: /rpc is proxied to a running browser-mode server (npm start; default port 5199)
+const backend = process.env.VL_BACKEND_WS ?? 'ws://127.0.0.1:5199';
 
 export default defineConfig({
   root: 'renderer',

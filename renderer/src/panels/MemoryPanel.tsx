@@ -317,12 +317,29 @@ function AddressMap() {
   );
 }
 
+function UnknownObjects() {
+  const unknown = useConsole((s) => s.unknownObjects);
+  const buffers = useConsole((s) => s.buffers);
+  useConsole((s) => s.versions.keys);
+  const model = useModel();
+  const left = unknown.filter((o) => (o.kind === 'buffer' ? !buffers.some((b) => b.handle === o.handle) : !model.keys.byHandle.has(o.handle)));
+  if (!left.length) return null;
+  return (
+    <p className="notice" role="status" data-testid="unknown-objects">
+      This page connected after {left.length} object{left.length > 1 ? 's were' : ' was'} created ({left.map((o) => `${o.kind} ${o.handle}`).join(', ')}).
+      The host does not replay past events to a new page, so their addresses, keys and bytes are not known here: they are
+      not drawn rather than guessed. Objects created from now on appear as usual.
+    </p>
+  );
+}
+
 export function MemoryPanel() {
   const buffers = useConsole((s) => s.buffers);
   const sel = useConsole((s) => s.selectedBuffer);
   const b = buffers.find((x) => x.handle === sel && !x.destroyed);
   return (
     <div className="stack">
+      <UnknownObjects />
       <div className="row">
         <Section title="Buffers" testid="buffers-section"><BufferList /><AllocBufferForm /></Section>
         <Section title="Register memory region" testid="mr-section"><RegMrForm /></Section>

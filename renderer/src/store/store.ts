@@ -79,6 +79,8 @@ export interface ConsoleState {
   destroyDevice(handle: number): Promise<void>; selectDevice(h: number | null): void; allocPd(device: number): Promise<void>;
   // memory & keys
   buffers: BufferView[]; selectedBuffer: number | null;
+  /** objects alive in the session that this page has no details for (created before it connected) */
+  unknownObjects: { handle: number; kind: string; device: number }[];
   hex: Record<number, { addr: number; bytes: Uint8Array; seqAt: number }>;
   allocBuffer(length: number): Promise<void>; freeBuffer(h: number): Promise<void>; selectBuffer(h: number | null): void;
   writeMemory(form: string, addr: number, hexData: string): Promise<boolean>; readBuffer(h: number): Promise<void>;
@@ -278,7 +280,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       },
 
       // ---------------------------------------------------------- memory & keys
-      buffers: [], selectedBuffer: null, hex: {},
+      buffers: [], selectedBuffer: null, hex: {}, unknownObjects: [],
       async allocBuffer(length) {
         const r = await get().exec('buffer.alloc', { cmd: 'buffer.alloc', args: { length } });
         if (!r) return;
@@ -437,7 +439,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         model.wire.rows = []; model.wire.base = 0;
         model.marks.writes.clear(); model.checks.rows = [];
         set((s) => ({
-          buffers: [], pds: [], hex: {}, lastPoll: {}, selectedPacket: null, selectedBuffer: null,
+          buffers: [], pds: [], hex: {}, lastPoll: {}, selectedPacket: null, selectedBuffer: null, unknownObjects: [],
           versions: { events: s.versions.events + 1, keys: s.versions.keys + 1, queues: s.versions.queues + 1, wire: s.versions.wire + 1, memory: s.versions.memory + 1 },
         }));
       },
@@ -448,13 +450,17 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const ar = pick(r.result, 'autorun');
         if (isRec(ar) && typeof ar.on === 'boolean') set({ autorun: ar.on, stepsPerSecond: num(ar, 'stepsPerSecond') ?? get().stepsPerSecond });
         const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
+        const unknown: ConsoleState['unknownObjects'] = [];
         for (const o of objs) {
           const h = num(o, 'handle'); const kind = str(o, 'kind'); const dev = num(o, 'device') ?? 0;
           if (!h) continue;
+          if (kind === 'buffer' && !get().buffers.some((b) => b.handle === h)) unknown.push({ handle: h, kind, device: dev });
+          if ((kind === 'mr' || kind === 'mw') && !model.keys.byHandle.has(h)) unknown.push({ handle: h, kind, device: dev });
           if (kind === 'pd' && !get().pds.some((p) => p.handle === h)) set((s) => ({ pds: [...s.pds, { handle: h, device: dev, destroyed: false }] }));
           if (kind === 'cq') model.queues.cq(h).device = dev;
           if (kind === 'qp') void get().queryQp(h);
         }
+        set({ unknownObjects: unknown });
         dirty.queues = true; queueFlush();
       },
 
