@@ -39,6 +39,12 @@ test('(ii) a malformed command gets an error naming the field, and the session c
   const first = page.getByTestId('device-row').first();
   await first.getByTestId('alloc-pd').click();
   await expect(first).toContainText(/pd \d+/);
+  // an error from the device itself (not the schema) is shown in the UI next to what caused it
+  await first.getByTestId('destroy-device').click();
+  const err = first.getByTestId('error-message');
+  await expect(err).toContainText('EBUSY');
+  await expect(err).toContainText('still has objects');
+  await expect(page.getByTestId('device-row').first()).toContainText('vlrxe0');
   await expect(page.getByTestId('host-status')).toContainText('backend up');
 });
 
