@@ -74,7 +74,9 @@ function HexView({ buffer }: { buffer: BufferView }) {
   const read = useConsole((s) => s.readBuffer);
   const [showAll, setShowAll] = useState(false);
   const len = snap ? snap.bytes.length : 0;
-  const last = useMemo(() => model.marks.lastWrite(buffer.handle, buffer.addr, len), [model, buffer, len, snap]);
+  const last = useMemo(() => model.marks.lastWrite(buffer.handle, snap ? snap.addr : buffer.addr, len), [model, buffer, len, snap]);
+  const offset = useConsole((s) => s.hexOffset[buffer.handle] ?? 0);
+  const setOffset = useConsole((s) => s.setHexOffset);
   const writes = model.marks.writes.get(buffer.handle) ?? [];
   const newest = writes.length ? writes[writes.length - 1].seq : -1;
   if (!snap) return <p className="muted">Not read yet. <button type="button" onClick={() => void read(buffer.handle)}>Read</button></p>;
@@ -104,8 +106,13 @@ function HexView({ buffer }: { buffer: BufferView }) {
       <div className="hex" data-testid="hex-view" data-buffer={buffer.handle} aria-label={`hex view of buffer ${buffer.handle}`}>{lines}</div>
       <div className="form">
         <button type="button" onClick={() => void read(buffer.handle)}>Re-read</button>
+        {buffer.length > 4096 && <>
+          <button type="button" aria-label="previous 4 KiB" disabled={offset === 0} onClick={() => setOffset(buffer.handle, Math.max(0, offset - 4096))}>◀ 4 KiB</button>
+          <span className="mono small">bytes {offset}..{Math.min(buffer.length, offset + 4096) - 1}</span>
+          <button type="button" aria-label="next 4 KiB" disabled={offset + 4096 >= buffer.length} onClick={() => setOffset(buffer.handle, offset + 4096)}>4 KiB ▶</button>
+        </>}
         <label className="small"><input type="checkbox" checked={showAll} onChange={(e) => setShowAll(e.target.checked)} /> show zero rows</label>
-        <span className="muted small">{len < buffer.length ? `first ${len} of ${buffer.length} bytes` : `${len} bytes`}; highlighted = written by the device (MemWrite), brightest = latest write</span>
+        <span className="muted small">{len < buffer.length ? `${len} of ${buffer.length} bytes` : `${len} bytes`}; highlighted = written by the device (MemWrite), brightest = latest write</span>
       </div>
       <ErrorMessage form={`memory.read:${buffer.handle}`} />
     </div>

@@ -61,6 +61,21 @@ function FaultsForm() {
   );
 }
 
+function ResetForm() {
+  const reset = useConsole((s) => s.resetSession);
+  const [seed, setSeed] = useState('');
+  const n = seed === '' ? undefined : parseNum(seed);
+  const problem = n !== undefined && Number.isNaN(n) ? 'seed: a number' : commandProblem({ cmd: 'session.reset', args: n === undefined ? {} : { seed: n } });
+  return (
+    <form className="form" aria-label="reset session" onSubmit={(e) => { e.preventDefault(); if (!problem) void reset(n); }}>
+      <Field label="Seed (optional)"><input data-testid="reset-seed" value={seed} onChange={(e) => setSeed(e.target.value)} size={8} /></Field>
+      <button type="submit" className="danger" data-testid="reset-session" disabled={!!problem}>Reset session (session.reset)</button>
+      <span className="muted small">Drops every device and object; the same seed replays the same keys and packets.</span>
+      <ErrorMessage form="session.reset" local={problem} />
+    </form>
+  );
+}
+
 function HostControl() {
   const kill = useConsole((s) => s.killHost);
   const restart = useConsole((s) => s.restartHost);
@@ -83,6 +98,7 @@ export function RunPanel() {
         <Section title="Fault injection (engine.faults)" testid="faults-section"><FaultsForm /></Section>
       </div>
       <Section title="Live rates"><LiveRate /></Section>
+      <Section title="Session"><ResetForm /></Section>
       <Section title="Backend host"><HostControl /></Section>
     </div>
   );

@@ -84,6 +84,8 @@ export interface ConsoleState {
   hex: Record<number, { addr: number; bytes: Uint8Array; seqAt: number }>;
   allocBuffer(length: number): Promise<void>; freeBuffer(h: number): Promise<void>; selectBuffer(h: number | null): void;
   writeMemory(form: string, addr: number, hexData: string): Promise<boolean>; readBuffer(h: number): Promise<void>;
+  /** which 4 KiB window of each buffer the hex view shows (offset from the buffer start) */
+  hexOffset: Record<number, number>; setHexOffset(h: number, offset: number): void;
   regMr(args: { pd: number; addr: number; length: number; access: string[] }): Promise<boolean>;
   deregMr(h: number): Promise<void>;
   allocMw(pd: number, type: 'IBV_MW_TYPE_1' | 'IBV_MW_TYPE_2'): Promise<boolean>;
@@ -110,6 +112,8 @@ export interface ConsoleState {
   autorun: boolean; stepsPerSecond: number; faults: Faults; lastRun: string;
   setAutorun(on: boolean, stepsPerSecond?: number): Promise<void>; step(count: number): Promise<void>; runToIdle(): Promise<void>;
   setFaults(f: Faults): Promise<boolean>;
+  /** session.reset: a fresh session (the host drops every object); the console forgets what it drew */
+  resetSession(seed?: number): Promise<boolean>;
 }
 
 export type ConsoleStore = StoreApi<ConsoleState>;
@@ -280,7 +284,8 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       },
 
       // ---------------------------------------------------------- memory & keys
-      buffers: [], selectedBuffer: null, hex: {}, unknownObjects: [],
+      buffers: [], selectedBuffer: null, hex: {}, unknownObjects: [], hexOffset: {},
+      setHexOffset(h, offset) { set((s) => ({ hexOffset: { ...s.hexOffset, [h]: offset } })); void get().readBuffer(h); },
       async allocBuffer(length) {
         const r = await get().exec('buffer.alloc', { cmd: 'buffer.alloc', args: { length } });
         if (!r) return;
@@ -305,8 +310,10 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         reading.add(h);
         const seqAt = model.ring.total;
         try {
-          const r = await get().exec(`memory.read:${h}`, { cmd: 'memory.read', args: { addr: b.addr, length: Math.min(b.length, 4096) } });
-          if (r) set((s) => ({ hex: { ...s.hex, [h]: { addr: b.addr, bytes: bytesFrom(r.result), seqAt } } }));
+          const off = Math.max(0, Math.min(get().hexOffset[h] ?? 0, Math.max(0, b.length - 1)));
+          const addr = b.addr + off;
+          const r = await get().exec(`memory.read:${h}`, { cmd: 'memory.read', args: { addr, length: Math.min(b.length - off, 4096) } });
+          if (r) set((s) => ({ hex: { ...s.hex, [h]: { addr, bytes: bytesFrom(r.result), seqAt } } }));
         } finally { reading.delete(h); }
       },
       async regMr(args) {
@@ -439,7 +446,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         model.wire.rows = []; model.wire.base = 0;
         model.marks.writes.clear(); model.checks.rows = [];
         set((s) => ({
-          buffers: [], pds: [], hex: {}, lastPoll: {}, selectedPacket: null, selectedBuffer: null, unknownObjects: [],
+          buffers: [], pds: [], hex: {}, hexOffset: {}, lastPoll: {}, selectedPacket: null, selectedBuffer: null, unknownObjects: [],
           versions: { events: s.versions.events + 1, keys: s.versions.keys + 1, queues: s.versions.queues + 1, wire: s.versions.wire + 1, memory: s.versions.memory + 1 },
         }));
       },
@@ -478,6 +485,14 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       async runToIdle() {
         const r = await get().exec('engine.run', { cmd: 'engine.run', args: {} });
         if (r) set({ lastRun: describeRun('run', r.result) });
+      },
+      async resetSession(seed) {
+        const r = await get().exec('session.reset', { cmd: 'session.reset', args: seed === undefined ? {} : { seed } });
+        if (!r) return false;
+        get().resetModels();
+        set({ autorun: false, lastRun: '', faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 } });
+        await get().syncObjects();
+        return true;
       },
       async setFaults(f) {
         const ok = !!(await get().exec('engine.faults', { cmd: 'engine.faults', args: f }));
