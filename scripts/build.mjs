@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds the native parts with g++ directly (no cmake/make/python needed) and the renderer with Vite.
-//   node scripts/build.mjs [native|addon|tests|asan|bench|renderer|all]
+//   node scripts/build.mjs [native|addon|tests|asan|bench|tools|renderer|all]
 // Objects are incremental (g++ -MMD dependency files), compiled in parallel on every core.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -114,6 +114,17 @@ export async function buildTests(profile = 'release') {
   return link(profile, path.join(root, PROFILES[profile].dir, 'vl_tests'), [...lib, ...tests], ['-lgtest', '-lgtest_main', '-ldl']);
 }
 
+// native/tools/*.cpp: one program each (e.g. vl_pingpong), linked against the library, next to vl_tests
+export async function buildTools(profile = 'release') {
+  const lib = await compile(profile, libSrcs());
+  const out = [];
+  for (const src of walk(path.join(root, 'native/tools'), '.cpp')) {
+    const objs = await compile(profile, [src]);
+    out.push(await link(profile, path.join(root, PROFILES[profile].dir, path.basename(src, '.cpp')), [...lib, ...objs], ['-ldl']));
+  }
+  return out;
+}
+
 export async function buildBench() {
   const lib = await compile('release', libSrcs());
   const bench = await compile('release', walk(path.join(root, 'native/bench'), '.cpp'));
@@ -129,8 +140,9 @@ async function main() {
   const t0 = Date.now();
   if (what === 'native' || what === 'all') { await buildAddon(); }
   if (what === 'addon') await buildAddon();
-  if (what === 'tests') await buildTests('release');
-  if (what === 'asan') await buildTests('asan');
+  if (what === 'tests') { await buildTests('release'); await buildTools('release'); }
+  if (what === 'asan') { await buildTests('asan'); await buildTools('asan'); }
+  if (what === 'tools') await buildTools('release');
   if (what === 'bench') await buildBench();
   if (what === 'renderer' || what === 'all') await buildRenderer();
   console.log(`build ${what}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
