@@ -31,8 +31,16 @@ void SessionImpl::complete_wqe(Qp& q, SendWqe& w, uint32_t status) {
     auto& e = emit(EventKind::WqeCompleted, q.dev, q.h, "qp", wc_status_name(status));
     e.wc = wc; e.a = wc.wr_id; e.b = status; e.c = wc.opcode; e.d = post;
   }
+  const bool was_current = q.req_idx == 0;        // the requester was (re)sending this very WQE
+  const bool local = w.local;
+  const uint32_t next_psn = psn_add(w.last_psn, 1);
   if (!q.sq.empty() && &q.sq.front() == &w) q.sq.pop_front();
   if (q.req_idx > 0) q.req_idx--;
+  else if (was_current) {
+    // completed (e.g. by late responses) while a retransmission of it was in progress: move on
+    q.req_offset = 0;
+    if (!local && psn_cmp(q.req_psn, next_psn) < 0) q.req_psn = next_psn;
+  }
   if (post)
     if (Cq* c = cq(q.init.send_cq))
       if (!cq_post(*c, wc, true, q.h) && q.state != QPS_ERR) qp_to_error(q, "send CQ overrun");
@@ -57,6 +65,8 @@ void SessionImpl::comp_drain(Qp& q) {
     break;
   }
   if (progressed) {
+    q.started_retry = false;
+    q.retry_left = q.attr.retry_cnt;
     bool outstanding = false;
     for (size_t i = 0; i < q.req_idx && i < q.sq.size(); i++)
       if (q.sq[i].state == WqeState::Pending || q.sq[i].state == WqeState::Processing) outstanding = true;
@@ -94,8 +104,10 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       // the response is beyond this WQE: implicit ACK of a SEND/WRITE, implicit NAK of a READ/ATOMIC
       if (w.state != WqeState::Pending) return;
       if (is_read_or_atomic(op)) {
+        if (q.started_retry) return;                // a retry sequence is already under way
         if (q.retry_left == 0) { w.state = WqeState::Error; w.status = WC_RETRY_EXC_ERR; continue; }
         q.retry_left--;
+        q.started_retry = true;
         req_retry(q, q.comp_psn);
         return;
       }
@@ -110,8 +122,10 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       if (psn_cmp(psn, q.comp_psn) > 0) q.comp_psn = psn;   // everything before the NAK PSN is acknowledged
       if (code == NAK_PSN_SEQ_ERR) {
         if (capture) { auto& e = emit(EventKind::Log, q.dev, q.h, "qp", "NAK PSN sequence error at PSN " + std::to_string(psn)); e.a = psn; }
+        if (q.started_retry) return;
         if (q.retry_left == 0) { w.state = WqeState::Error; w.status = WC_RETRY_EXC_ERR; continue; }
         q.retry_left--;
+        q.started_retry = true;
         req_retry(q, psn);
         return;
       }
@@ -149,6 +163,7 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       w.resp_offset += n;
       q.comp_psn = psn_add(psn, 1);
       q.retry_left = q.attr.retry_cnt;
+      q.started_retry = false;
       if (w.resp_offset >= w.length) { w.state = WqeState::Done; comp_drain(q); }
       else arm_ack_timer(q);
       return;
@@ -173,8 +188,8 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
     }
     // SEND / WRITE
     if (is_read_resp || is_atomic_ack) { w.state = WqeState::Error; w.status = WC_FATAL_ERR; continue; }
-    if (psn_cmp(psn_add(psn, 1), q.comp_psn) > 0) q.comp_psn = psn_add(psn, 1);
-    q.retry_left = q.attr.retry_cnt; q.rnr_left = q.attr.rnr_retry;
+    if (psn_cmp(psn_add(psn, 1), q.comp_psn) > 0) { q.comp_psn = psn_add(psn, 1); q.started_retry = false; q.retry_left = q.attr.retry_cnt; }
+    q.rnr_left = q.attr.rnr_retry;
     if (psn == w.last_psn && w.state == WqeState::Pending) { w.state = WqeState::Done; continue; }
     comp_drain(q);
     arm_ack_timer(q);

@@ -122,6 +122,7 @@ struct Qp {
   bool rnr_wait = false;
   uint32_t comp_psn = 0;                        // oldest unacknowledged PSN
   bool comm_est = false;
+  bool started_retry = false;                   // rxe comp.started_retry: one NAK-driven retry at a time
   // receive queue
   std::deque<RecvWr> rq;
   // responder

@@ -244,6 +244,7 @@ void SessionImpl::on_ack_timer(Qp& q, uint64_t gen) {
     return;
   }
   q.retry_left--;
+  q.started_retry = true;
   req_retry(q, q.comp_psn);
 }
 

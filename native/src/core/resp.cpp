@@ -202,6 +202,7 @@ void SessionImpl::responder(Qp& q, const Packet& p, Handle src) {
   if ((m & (H_READ | H_ATOMIC)) && q.res.empty())
     return nak(q, NAK_INVALID_REQUEST, p.psn, src, "max_dest_rd_atomic is 0", WC_REM_INV_REQ_ERR);
   const bool needs_wqe = ((m & H_SEND) && first) || ((m & H_WRITE) && (m & H_IMMDT) && last);
+  if (needs_wqe && q.have_wqe && (m & H_SEND)) q.cur_recv_off = 0;   // UC: reuse the WQE of an abandoned message
   if (needs_wqe && !q.have_wqe) {
     RecvWr wr; bool from_srq = false;
     if (!take_recv_wqe(q, wr, from_srq)) {
