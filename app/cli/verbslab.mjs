@@ -4,7 +4,7 @@
 //   verbslab bench [--json]     runs build/native/vl_bench --json (building it if needed) and prints its figures
 //   verbslab run ...            scenarios, headless (app/scenario/cli.ts)
 //   verbslab export-c ...       scenario -> C (app/scenario/cli.ts)
-//   verbslab pingpong           not built yet
+//   verbslab pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (native/tools/vl_pingpong.cpp)
 // TypeScript modules are loaded through tsx's API (tsx is a dependency).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,7 +17,7 @@ const USAGE = `usage: verbslab <command>
   bench [--json]     run the native benchmarks (build/native/vl_bench) and print their figures
   run ...            run scenario files headless (verbslab run --help)
   export-c ...       export a scenario as a C program using libibverbs
-  pingpong           rc_pingpong against the software device (not built yet)`;
+  pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (server without HOST; -h for options)`;
 
 async function ts(rel) {
   const { tsImport } = await import('tsx/esm/api');
@@ -27,18 +27,20 @@ async function ts(rel) {
 async function devices(args) {
   const json = args.includes('--json');
   const { NativeExecutor } = await ts('app/host/executor.ts');
-  const { listRealDevices, libibverbsPresent } = await ts('app/host/ibverbs.ts');
+  const { realDevices } = await ts('app/host/ibverbs.ts');
   const ex = new NativeExecutor({ seed: 1 });
   const profiles = ex.addon.Session.profiles();
-  const real = listRealDevices();
+  const rd = realDevices(ex.addon.ibverbsDevices());
+  const real = rd.devices;
   ex.close();
-  if (json) { console.log(JSON.stringify({ profiles, real, libibverbs: libibverbsPresent() }, null, 2)); return 0; }
+  if (json) { console.log(JSON.stringify({ profiles, real, libibverbs: rd.libibverbs, ...(rd.error ? { error: rd.error } : {}) }, null, 2)); return 0; }
   console.log('Software RDMA device (embedded) — profiles:');
   for (const p of profiles) console.log(`  ${p.name.padEnd(8)} ${p.transport.padEnd(7)} ${p.description}`);
-  console.log('Real RDMA devices (/sys/class/infiniband):');
+  console.log(`Real RDMA devices (${rd.libibverbs ? 'libibverbs' : 'libibverbs not installed; /sys/class/infiniband'}):`);
   if (!real.length) console.log('  none found');
-  for (const d of real) console.log(`  ${d.name}  ${d.nodeType ?? ''}  guid ${d.nodeGuid ?? '?'}  ports: ${d.ports.map((p) => `${p.port} ${p.state ?? '?'} ${p.linkLayer ?? ''}`.trim()).join(', ') || 'none'}`);
-  console.log(`libibverbs runtime: ${libibverbsPresent() ? 'installed' : 'not installed'}; driving real devices: not built yet`);
+  for (const d of real) console.log(`  ${d.name}  ${d.nodeType ?? ''}  guid ${d.guid ?? d.nodeGuid ?? '?'}  ports: ${d.ports.map((p) => `${p.port} ${p.state ?? '?'} ${p.linkLayer ?? ''}`.trim()).join(', ') || 'none'}`);
+  if (rd.error) console.log(`  (libibverbs: ${rd.error})`);
+  console.log(`libibverbs runtime: ${rd.libibverbs ? 'installed' : 'not installed'}; driving real devices: not built yet`);
   return 0;
 }
 
@@ -87,7 +89,7 @@ async function main() {
     case 'bench': return bench(rest);
     case 'run': return scenario(['run', ...rest]);
     case 'export-c': return scenario(['export-c', ...rest]);
-    case 'pingpong': console.error('verbslab pingpong: not built yet (issue 6)'); return 2;
+    case 'pingpong': return (await ts('app/cli/pingpong.ts')).main(rest);
     case undefined: case '-h': case '--help': case 'help': console.log(USAGE); return cmd ? 0 : 2;
     default: console.error(`unknown command "${cmd}"\n${USAGE}`); return 2;
   }

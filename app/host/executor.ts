@@ -17,7 +17,7 @@ import type {
   NativeSession, U64,
 } from './native.ts';
 import { loadAddon } from './native.ts';
-import { libibverbsPresent, listRealDevices } from './ibverbs.ts';
+import { realDevices } from './ibverbs.ts';
 
 const ERRNO_NAMES = new Map<number, string>();
 for (const [name, value] of Object.entries(os.constants.errno)) {
@@ -106,6 +106,13 @@ export class NativeExecutor implements Executor {
   }
 
   get native(): NativeSession { return this.s; }
+
+  private realCache: ReturnType<typeof realDevices> | null = null;
+  /** Real devices, enumerated once per executor (they do not change during a lab session). */
+  private get real(): ReturnType<typeof realDevices> {
+    this.realCache ??= realDevices(typeof this.addon.ibverbsDevices === 'function' ? this.addon.ibverbsDevices() : null);
+    return this.realCache;
+  }
 
   /** Number of events dropped because nobody drained them (oldest first); reset by takeDropped(). */
   takeDropped(): number { const d = this.droppedEvents; this.droppedEvents = 0; return d; }
@@ -304,9 +311,8 @@ export class NativeExecutor implements Executor {
       case 'device.list':
         return ok({
           devices: s.devices().map(deviceOut), profiles: this.addon.Session.profiles().map(profileOut),
-          // real devices are listed (from sysfs) but cannot be driven yet: the libibverbs backend is not built yet
-          realDevices: listRealDevices().map((d) => ({ ...d, usable: false, note: 'libibverbs backend not built yet' })),
-          libibverbs: libibverbsPresent(),
+          // real devices are listed (libibverbs + sysfs) but cannot be driven yet: that backend is not built yet
+          realDevices: this.real.devices, libibverbs: this.real.libibverbs, ...(this.real.error ? { libibverbsError: this.real.error } : {}),
         });
       case 'device.create': {
         const known = this.addon.Session.profiles().map((p) => p.name);

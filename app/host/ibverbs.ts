@@ -27,3 +27,17 @@ export function libibverbsPresent(): boolean {
   const dirs = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu'];
   return dirs.some((d) => fs.existsSync(path.join(d, 'libibverbs.so.1')));
 }
+
+export interface RealDeviceView extends RealDevice { guid?: string; usable: false; note: string }
+
+/** Real devices from libibverbs (names, GUIDs) completed with sysfs details; none can be driven yet. */
+export function realDevices(ib: { library: boolean; error?: string; devices: { name: string; guid: string }[] } | null): { devices: RealDeviceView[]; libibverbs: boolean; error?: string } {
+  const sys = new Map(listRealDevices().map((d) => [d.name, d]));
+  const names = ib?.library ? ib.devices.map((d) => d.name) : [...sys.keys()];
+  const devices = names.map((name) => ({
+    ...(sys.get(name) ?? { name, ports: [] }),
+    ...(ib?.devices.find((d) => d.name === name) ? { guid: ib.devices.find((d) => d.name === name)!.guid } : {}),
+    usable: false as const, note: 'driving real devices (the libibverbs backend) is not built yet',
+  }));
+  return { devices, libibverbs: ib?.library ?? libibverbsPresent(), ...(ib?.error ? { error: ib.error } : {}) };
+}

@@ -113,6 +113,8 @@ export interface NativeSession {
 export interface NativeAddon {
   Session: { new (seed?: number): NativeSession; profiles(): NProfile[] };
   decodePacket(bytes: Uint8Array): NPacket;
+  /** Real RDMA devices as libibverbs sees them (loaded with dlopen; library=false when it is not installed). */
+  ibverbsDevices(): { library: boolean; error?: string; devices: { name: string; guid: string }[] };
   /** Deliberate native crash (std::abort) for the "backend dies" demo and tests. */
   abort(): never;
   napiVersion: number;

@@ -21,6 +21,7 @@
 
 #include "vl/session.h"
 #include "vl/wire.h"
+#include "../ibverbs/enumerate.h"
 
 namespace {
 
@@ -940,6 +941,27 @@ Napi::Value DecodePacket(const Napi::CallbackInfo& info) {
   return PacketObj(env, b);
 }
 
+// Real RDMA devices as libibverbs sees them (dlopen; { library, error, devices: [{ name, guid }] }).
+Napi::Value IbverbsDevices(const Napi::CallbackInfo& info) {
+  auto env = info.Env();
+  auto e = vl::ibverbs::enumerate();
+  auto o = Napi::Object::New(env);
+  o.Set("library", Napi::Boolean::New(env, e.library));
+  if (!e.error.empty()) o.Set("error", e.error);
+  auto a = Napi::Array::New(env, e.devices.size());
+  for (size_t i = 0; i < e.devices.size(); ++i) {
+    auto d = Napi::Object::New(env);
+    d.Set("name", e.devices[i].name);
+    const auto* g = reinterpret_cast<const uint8_t*>(&e.devices[i].guid_be);   // big-endian bytes as stored
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%02x%02x:%02x%02x:%02x%02x:%02x%02x", g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]);
+    d.Set("guid", buf);
+    a.Set(static_cast<uint32_t>(i), d);
+  }
+  o.Set("devices", a);
+  return o;
+}
+
 // Deliberate native crash, used only to prove that the UI survives the backend host's death.
 Napi::Value Abort(const Napi::CallbackInfo& info) {
   std::abort();
@@ -950,6 +972,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Session", SessionWrap::Init(env));
   exports.Set("decodePacket", Napi::Function::New(env, DecodePacket, "decodePacket"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
+  exports.Set("ibverbsDevices", Napi::Function::New(env, IbverbsDevices, "ibverbsDevices"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   return exports;
 }
