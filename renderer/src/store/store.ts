@@ -21,6 +21,8 @@ export interface ConsoleTransport {
 }
 
 export type Scheduler = (cb: () => void) => void;
+/** main-thread time the console spends applying events per frame; the rest waits for the next frame */
+export const FRAME_BUDGET_MS = 8;
 export const rafScheduler: Scheduler = (cb) => {
   if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => cb());
   else setTimeout(cb, 16);
@@ -182,11 +184,12 @@ function listOf(result: unknown, ...names: string[]): unknown[] {
 }
 
 // ------------------------------------------------------------------ the store
-export interface StoreOptions { transport?: ConsoleTransport | null; schedule?: Scheduler; ringCapacity?: number; transportProblem?: string }
+export interface StoreOptions { transport?: ConsoleTransport | null; schedule?: Scheduler; ringCapacity?: number; transportProblem?: string; frameBudgetMs?: number }
 
 export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const transport = opts.transport ?? null;
   const schedule = opts.schedule ?? rafScheduler;
+  const budget = opts.frameBudgetMs ?? FRAME_BUDGET_MS;
   const ring = new EventRing(opts.ringCapacity ?? 1 << 20);
   const model: Model = {
     latency: new LatencyStats(),
@@ -197,14 +200,49 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const dirty = { events: false, keys: false, queues: false, wire: false, memory: false, devices: false, hexBuffers: new Set<number>() };
   let flushQueued = false;
   let pendingSince = -1;   // arrival time of the oldest batch not yet published
+  const inbox: DeviceEvent[][] = [];   // batches received, not yet applied
+  let inboxHead = 0;                   // next event in inbox[0]
   const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
   const reading = new Set<number>();
 
   const store = createStore<ConsoleState>()((set, get) => {
     const setError = (form: string, err: ErrorInfo | undefined) => set((s) => ({ errors: { ...s.errors, [form]: err } }));
 
+    function apply(e: DeviceEvent, sel: number | null, shown: Record<number, unknown>) {
+      ring.push(e);
+      dirty.events = true;
+      if (model.keys.applyEvent(e)) dirty.keys = true;
+      if (model.queues.applyEvent(e)) dirty.queues = true;
+      if (model.wire.applyEvent(e)) dirty.wire = true;
+      if (model.checks.applyEvent(e)) dirty.keys = true;
+      if (model.marks.applyEvent(e)) {
+        dirty.memory = true;
+        if (e.obj === sel || shown[e.obj]) dirty.hexBuffers.add(e.obj);
+      }
+      if (e.kind === 'ObjectCreated' || e.kind === 'ObjectDestroyed') {
+        if (e.objKind === 'device') dirty.devices = true;
+        if (e.objKind === 'buffer' || e.objKind === 'pd') applyObjectEvent(e);
+      }
+    }
+    /** apply queued events for at most budgetMs (checked every 256 events); true when the inbox is empty */
+    function drain(budgetMs: number): boolean {
+      const t0 = now();
+      const sel = get().selectedBuffer; const shown = get().hex;
+      while (inbox.length) {
+        const b = inbox[0];
+        while (inboxHead < b.length) {
+          apply(b[inboxHead++], sel, shown);
+          if ((inboxHead & 255) === 0 && now() - t0 > budgetMs) return false;
+        }
+        inbox.shift(); inboxHead = 0;
+      }
+      return true;
+    }
+
     function flush() {
       flushQueued = false;
+      const done = drain(budget);
+      if (inbox.length || !done) dirty.events = true;
       const v = { ...get().versions };
       if (dirty.events) { model.view.update(); v.events++; }
       if (dirty.keys) v.keys++;
@@ -216,7 +254,8 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       dirty.events = dirty.keys = dirty.queues = dirty.wire = dirty.memory = dirty.devices = false;
       dirty.hexBuffers.clear();
       set({ versions: v });
-      if (pendingSince >= 0) {
+      if (!done) queueFlush();                 // the rest next frame: no frame does more than the budget
+      else if (pendingSince >= 0) {
         const since = pendingSince; pendingSince = -1;
         schedule(() => model.latency.add(now() - since));   // the next frame: this one has been painted
       }
@@ -418,28 +457,14 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         set((s) => ({ filter, versions: { ...s.versions, events: s.versions.events + 1 } }));
       },
       ingest(events, dropped = 0) {
+        // batches queue up and are applied in the next frame, within a time budget (see drain)
         ring.dropped += dropped;
-        const sel = get().selectedBuffer; const shown = get().hex;
-        for (const e of events) {
-          ring.push(e);
-          dirty.events = true;
-          if (model.keys.applyEvent(e)) dirty.keys = true;
-          if (model.queues.applyEvent(e)) dirty.queues = true;
-          if (model.wire.applyEvent(e)) dirty.wire = true;
-          if (model.checks.applyEvent(e)) dirty.keys = true;
-          if (model.marks.applyEvent(e)) {
-            dirty.memory = true;
-            if (e.obj === sel || shown[e.obj]) dirty.hexBuffers.add(e.obj);
-          }
-          if (e.kind === 'ObjectCreated' || e.kind === 'ObjectDestroyed') {
-            if (e.objKind === 'device') dirty.devices = true;
-            if (e.objKind === 'buffer' || e.objKind === 'pd') applyObjectEvent(e);
-          }
-        }
-        if (events.length || dropped) { if (pendingSince < 0) pendingSince = now(); queueFlush(); }
+        if (events.length) { inbox.push(events); if (pendingSince < 0) pendingSince = now(); }
+        if (events.length || dropped) { dirty.events = true; queueFlush(); }
       },
 
       resetModels() {
+        inbox.length = 0; inboxHead = 0;
         ring.clear(); model.view.reset();
         model.keys.byHandle.clear();
         model.queues.rings.clear(); model.queues.qps.clear(); model.queues.cqs.clear(); model.queues.srqs.clear();

@@ -33,6 +33,20 @@ describe('event ingestion batching', () => {
     expect(store.getState().model.view.length).toBe(100);
   });
 
+  it('spreads a large batch over several frames instead of one long task', () => {
+    const frames = manualFrames();
+    // a budget that is always exceeded: each frame applies one slice of 256 events
+    const store = createConsoleStore({ schedule: frames.schedule, ringCapacity: 4096, frameBudgetMs: -1 });
+    let notifications = 0;
+    store.subscribe(() => { notifications++; });
+    store.getState().ingest(Array.from({ length: 1000 }, (_, i) => ev('Log', { text: `e${i}` })));
+    const totals: number[] = [];
+    while (frames.pending()) { frames.run(); totals.push(store.getState().model.ring.total); }
+    expect(totals.slice(0, 4)).toEqual([256, 512, 768, 1000]);
+    expect(notifications).toBeGreaterThanOrEqual(4);
+    expect(store.getState().model.view.length).toBe(1000);
+  });
+
   it('keeps only the newest events in the ring and the filtered view follows', () => {
     const ring = new EventRing(8);
     const view = new FilteredView(ring, { kind: 'KeyCheck', obj: null, text: '' });
