@@ -30,6 +30,12 @@ async function panel(page: Page, id: string) {
   await expect(page.getByTestId(`panel-${id}`)).toBeVisible();
 }
 
+/** full-page screenshot from the top (the header is sticky: a scrolled page would draw it mid-image) */
+async function shot(page: Page, name: string) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+}
+
 async function noErrors(page: Page) {
   await expect(page.getByTestId('error-message')).toHaveCount(0);
 }
@@ -61,7 +67,7 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await page.getByTestId('device-row').filter({ hasText: LEFT }).click();
   await expect(page.getByTestId('device-detail')).toContainText('IBV_DEVICE_');
   await expect(page.getByTestId('real-devices')).toContainText('none found');
-  await page.screenshot({ path: `${SHOTS}/devices.png`, fullPage: true });
+  await shot(page, 'devices');
 
   // ---- memory: two buffers, an MR on each
   await panel(page, 'memory');
@@ -136,7 +142,7 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await expect(cqLeft.getByTestId('ring-entry').first()).toContainText('IBV_WC_SUCCESS');
   await cqLeft.getByTestId('poll-cq').click();
   await expect(cqLeft.getByTestId('wc-status').first()).toHaveText('IBV_WC_SUCCESS');
-  await page.screenshot({ path: `${SHOTS}/queues.png`, fullPage: true });
+  await shot(page, 'queues');
 
   // ---- B's hex view shows the bytes, highlighted as written by the device
   await panel(page, 'memory');
@@ -146,7 +152,7 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await expect(hexB.locator('.hb').nth(3)).toHaveText('be');
   await expect(hexB.locator('.hb').nth(7)).toHaveText('04');
   await expect(hexB.locator('.hb.changed').first()).toBeVisible();
-  await page.screenshot({ path: `${SHOTS}/memory.png`, fullPage: true });
+  await shot(page, 'memory');
 
   // ---- packets on the wire
   await panel(page, 'wire');
@@ -155,7 +161,7 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await page.getByTestId('packet-row').filter({ hasText: 'RDMA Write' }).first().click();
   await expect(page.getByTestId('packet-detail')).toContainText('reth');
   await expect(page.getByTestId('ladder-arrow').first()).toBeVisible();
-  await page.screenshot({ path: `${SHOTS}/wire.png`, fullPage: true });
+  await shot(page, 'wire');
 
   // ---- wrong rkey: the responder refuses it
   await panel(page, 'queues');
@@ -174,7 +180,7 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await expect(bad).toHaveCount(1);
   await expect(bad.getByTestId('wc-explanation')).toContainText('the responder refused the rkey');
   await expect(cqLeft.getByTestId('ring-entry').filter({ hasText: 'IBV_WC_REM_ACCESS_ERR' })).toHaveCount(1);
-  await page.screenshot({ path: `${SHOTS}/queues-rem-access-err.png`, fullPage: true });
+  await shot(page, 'queues-rem-access-err');
 
   // ---- the NAK on the wire, the event log, run controls
   await panel(page, 'wire');
@@ -182,14 +188,14 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await panel(page, 'events');
   await page.getByTestId('filter-kind').selectOption('KeyCheck');
   await expect(page.getByTestId('event-row').first()).toBeVisible();
-  await page.screenshot({ path: `${SHOTS}/events.png`, fullPage: true });
+  await shot(page, 'events');
   await panel(page, 'run');
-  await page.screenshot({ path: `${SHOTS}/run.png`, fullPage: true });
+  await shot(page, 'run');
   await page.getByTestId('theme-toggle').click();
   await panel(page, 'queues');
-  await page.screenshot({ path: `${SHOTS}/queues-dark.png`, fullPage: true });
+  await shot(page, 'queues-dark');
   await panel(page, 'memory');
-  await page.screenshot({ path: `${SHOTS}/memory-dark.png`, fullPage: true });
+  await shot(page, 'memory-dark');
   // no script errors and no CSP violations along the way
   expect(consoleErrors).toEqual([]);
 });

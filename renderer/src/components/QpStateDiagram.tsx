@@ -14,7 +14,7 @@ const TOP = new Set(['IBV_QPS_RESET', 'IBV_QPS_INIT', 'IBV_QPS_RTR', 'IBV_QPS_RT
 const EDGES: [string, string, string?][] = [
   ['IBV_QPS_RESET', 'IBV_QPS_INIT'], ['IBV_QPS_INIT', 'IBV_QPS_RTR'], ['IBV_QPS_RTR', 'IBV_QPS_RTS'],
   ['IBV_QPS_RTS', 'IBV_QPS_SQD'], ['IBV_QPS_RTS', 'IBV_QPS_SQE', 'send WR error'],
-  ['IBV_QPS_RTS', 'IBV_QPS_ERR', 'any error'], ['IBV_QPS_ERR', 'IBV_QPS_RESET', 'modify to RESET'],
+  ['IBV_QPS_RTS', 'IBV_QPS_ERR', 'any error'], ['IBV_QPS_ERR', 'IBV_QPS_RESET', 'reset'],
 ];
 
 function QpStateDiagramInner({ state }: { state: number }) {
