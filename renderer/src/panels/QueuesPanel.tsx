@@ -260,6 +260,8 @@ function QpCard({ handle }: { handle: number }) {
         <span className="muted">{q.type.replace('IBV_QPT_', '')} · on {dev(q.device)} · pd {q.pd} · send cq {q.sendCq} · recv cq {q.recvCq}{q.peer ? ` · peer qp ${q.peer}` : ''}</span>
         <button type="button" className="link" onClick={() => void query(handle)}>query</button></div>
       <QpStateDiagram state={q.state} />
+      {q.stateWhy && <p className="small mono" data-testid="qp-state-why">{q.stateWhy}</p>}
+      {q.lastAsync && <p className="small" data-testid="qp-async"><span className="badge bad">async event</span> {q.lastAsync}</p>}
       <div className="rings">
         <RingView ring={model.queues.rings.get(`qp:${handle}:sq`)} label="SQ" testid="sq-ring" />
         <RingView ring={model.queues.rings.get(`qp:${handle}:rq`)} label="RQ" testid="rq-ring" />

@@ -59,7 +59,7 @@ function Decoded({ p }: { p: PacketRow | undefined }) {
 }
 
 /** time-ordered ladder of the two ends of one connection (hand-drawn SVG: xyflow does not fit a time ladder) */
-function Ladder({ rows, focus }: { rows: PacketRow[]; focus: PacketRow | undefined }) {
+function Ladder({ rows, focus, onPick }: { rows: PacketRow[]; focus: PacketRow | undefined; onPick: (id: number) => void }) {
   const model = useModel();
   const devices = useConsole((s) => s.devices);
   if (!rows.length) return <p className="muted">No packets on the wire yet.</p>;
@@ -91,7 +91,7 @@ function Ladder({ rows, focus }: { rows: PacketRow[]; focus: PacketRow | undefin
         const cls = `lad-pkt ${p.nak ? 'nak' : p.syndrome !== null ? 'ack' : 'req'} ${p === anchor ? 'focus' : ''}`;
         const label = `${p.opName.replace(/^(RC|UC|UD) /, '')} PSN ${p.psn}${p.synText ? ` · ${p.synText}` : ''}`;
         return (
-          <g key={p.id} className={cls} data-testid="ladder-arrow">
+          <g key={p.id} className={cls} data-testid="ladder-arrow" onClick={() => onPick(p.id)} style={{ cursor: 'pointer' }}>
             <line x1={x0} y1={y} x2={x1} y2={y + dy * 0.6} markerEnd={p.event === 'dropped' ? undefined : 'url(#arrow)'} />
             {p.event === 'dropped' && <text x={x1} y={y + dy * 0.6 + 4} textAnchor="middle" className="lad-x">✕</text>}
             <text x={(xa + xb) / 2} y={y + dy * 0.3 - 5} textAnchor="middle" className="lad-label">{label}</text>
@@ -139,7 +139,7 @@ export function WirePanel() {
       </Section>
       <div className="row">
         <Section title="Decoded headers"><Decoded p={sel} /></Section>
-        <Section title="Sequence diagram" testid="ladder-section"><Ladder rows={all} focus={sel} /></Section>
+        <Section title="Sequence diagram" testid="ladder-section"><Ladder rows={all} focus={sel} onPick={(id) => { setFollow(false); select(id); }} /></Section>
       </div>
     </div>
   );

@@ -119,7 +119,7 @@ export interface Ring {
   slots: Map<number, Slot>; // abs -> slot (only the last `depth` are kept)
 }
 
-export interface QpView { handle: number; qpn: number; destQpn: number; device: number; pd: number; type: string; state: number; sendCq: number; recvCq: number; srq: number; peer: number; destroyed: boolean }
+export interface QpView { handle: number; qpn: number; destQpn: number; lastAsync: string; stateWhy: string; device: number; pd: number; type: string; state: number; sendCq: number; recvCq: number; srq: number; peer: number; destroyed: boolean }
 export interface CqView { handle: number; device: number; cqe: number; armed: boolean; solicitedOnly: boolean; pendingEvents: number; destroyed: boolean }
 export interface SrqView { handle: number; device: number; maxWr: number; limit: number; destroyed: boolean }
 
@@ -141,7 +141,7 @@ export class QueueModel {
 
   qp(handle: number): QpView {
     let q = this.qps.get(handle);
-    if (!q) { q = { handle, qpn: 0, destQpn: 0, device: 0, pd: 0, type: 'IBV_QPT_RC', state: 0, sendCq: 0, recvCq: 0, srq: 0, peer: 0, destroyed: false }; this.qps.set(handle, q); }
+    if (!q) { q = { handle, qpn: 0, destQpn: 0, lastAsync: '', stateWhy: '', device: 0, pd: 0, type: 'IBV_QPT_RC', state: 0, sendCq: 0, recvCq: 0, srq: 0, peer: 0, destroyed: false }; this.qps.set(handle, q); }
     return q;
   }
   cq(handle: number): CqView {
@@ -201,7 +201,7 @@ export class QueueModel {
       }
       case 'QpState': {
         // a = previous state, b = new state, c = QPN
-        const q = this.qp(e.obj); q.state = e.b; if (e.c) q.qpn = e.c; return true;
+        const q = this.qp(e.obj); q.state = e.b; if (e.c) q.qpn = e.c; q.stateWhy = e.text ?? ''; return true;
       }
       case 'WqePosted': {
         // SQ: a = wr_id, b = WR opcode, c = length, d = SQ occupancy; RQ: b = 128 (RECV); SRQ: objKind "srq"
@@ -256,6 +256,11 @@ export class QueueModel {
         if (e.d) r.consumer = Math.max(r.consumer, r.producer - e.d);
         this.trim(r);
         return true;
+      }
+      case 'AsyncEvent': {
+        // a = ibv_event_type; text names it and says why
+        if (e.objKind === 'qp') { this.qp(e.obj).lastAsync = e.text ?? ''; return true; }
+        return false;
       }
       case 'CqArmed': { const c = this.cq(e.obj); c.armed = true; c.solicitedOnly = !!e.a; return true; }
       case 'CompEvent': { const c = this.cq(e.obj); c.armed = false; c.pendingEvents += 1; return true; }
