@@ -27,6 +27,7 @@ bool SessionImpl::step() {
       break;
     case Action::Deliver:
       deliver(a.src_dev, a.dst_dev, a.ip_id, a.pkt);
+      if (pkt_pool.size() < 4096) pkt_pool.push_back(std::move(a.pkt));
       break;
     case Action::AckTimer:
       if (Qp* q = qp(a.qp)) on_ack_timer(*q, a.gen);

@@ -284,6 +284,8 @@ class SessionImpl {
   void complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t inv_rkey, bool solicited, uint32_t src_qp);
   uint32_t comp_psn_of(const Qp& q) const;
   std::vector<uint8_t> scratch;
+  std::vector<std::vector<uint8_t>> pkt_pool;    // recycled packet buffers (no malloc/memset per packet)
+  std::vector<Piece> pcs_scratch;
   wire::Packet rx;
   Handle peer_dev(const Qp& q) const { return q.attr.dest_device; }
 

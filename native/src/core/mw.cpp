@@ -178,8 +178,7 @@ static const char* access_name(uint32_t a) {
 
 SessionImpl::RkeyResult SessionImpl::check_rkey(Qp& q, uint32_t rkey, uint64_t va, uint64_t len, uint32_t need, const char* what) {
   RkeyResult r;
-  std::string pre = "rkey " + key_text(rkey) + ": ";
-  auto bad = [&](std::string why) { r.ok = false; r.reason = pre + why; return r; };
+  auto bad = [&](std::string why) { r.ok = false; r.reason = "rkey " + key_text(rkey) + ": " + why; return r; };
   if ((rkey >> 8) > kMwIndexBase) {
     Mw* w = mw_by_key(q.dev, rkey);
     if (!w) return bad("no MW with index " + hex(rkey >> 8));

@@ -23,6 +23,7 @@ void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev) {
 
 void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
   Action a;
+  if (!pkt_pool.empty()) { a.pkt = std::move(pkt_pool.back()); pkt_pool.pop_back(); }
   a.kind = Action::Deliver; a.src_dev = src; a.dst_dev = dst; a.ip_id = ip_id++;
   wire::Framing f = framing(src, dst, a.ip_id);
   wire::encode(p, f, a.pkt);
@@ -46,15 +47,15 @@ void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
     }
     if (r_reo < faults.reorder) {
       t += 3 * wire_latency_ns + (fault_rng() % 4) * wire_latency_ns;
-      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "reorder: PSN " + std::to_string(p.psn)); e.a = 2; e.c = p.psn; e.d = dst; }
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "reorder: PSN " + std::to_string(p.psn)); e.a = 2; e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
     }
     if (r_del < faults.delay) {
       t += faults.delay_ns;
-      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "delay: PSN " + std::to_string(p.psn)); e.a = 3; e.c = p.psn; e.d = dst; }
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "delay: PSN " + std::to_string(p.psn)); e.a = 3; e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
     }
     if (r_dup < faults.duplicate) {
       dup = true;
-      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = 1; e.c = p.psn; e.d = dst; }
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = 1; e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
     }
   }
   a.t = t;

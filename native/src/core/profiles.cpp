@@ -38,7 +38,7 @@ const std::vector<Profile>& builtin_profiles() {
     cx.max_mr = 16777216; cx.max_pd = 16777216; cx.max_mw = 16777216; cx.max_srq = 8388608; cx.max_srq_wr = 32767;
     cx.max_srq_sge = 31; cx.max_qp_rd_atom = 16; cx.max_qp_init_rd_atom = 16;
     cx.max_fast_reg_page_list_len = 256; cx.max_inline_data = 220;
-    cx.max_mr_size = ~0ull; cx.page_size_cap = 0xfffffffffffff000ull; cx.active_mtu = MTU_1024;
+    cx.max_mr_size = ~0ull; cx.page_size_cap = 0xfffffffffffff000ull; cx.active_mtu = MTU_4096;   // jumbo-frame port
     cx.indirect_reg = true; cx.zero_based_mr = true; cx.read_with_inv = false; cx.lkey_eq_rkey = true;
     cx.key_byte_policy = "increment";
     v.push_back(cx);

@@ -163,7 +163,8 @@ void SessionImpl::req_run(Qp& q) {
       // zero-copy when the bytes are contiguous in one MR piece, else gather into a scratch buffer
       const uint8_t* direct = nullptr;
       if (w.wr.sg_list.size() == 1) {
-        std::vector<Piece> pcs;
+        std::vector<Piece>& pcs = pcs_scratch;
+        pcs.clear();
         std::string why;
         Sge part{w.wr.sg_list[0].addr + off, n, w.wr.sg_list[0].lkey};
         if (sge_pieces(q.pd, part, false, pcs, why) && pcs.size() == 1) direct = pcs[0].p;
@@ -219,7 +220,7 @@ void SessionImpl::req_retry(Qp& q, uint32_t from_psn) {
   q.req_idx = k; q.req_offset = off; q.req_psn = psn; q.pkts_since_ack = 0;
   if (capture) {
     auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "retransmit from PSN " + std::to_string(psn));
-    e.a = psn; e.b = w.wr.wr_id; e.c = q.retry_left; e.d = q.rnr_left;
+    e.a = 3; e.b = psn; e.c = w.wr.wr_id; e.d = q.retry_left;
   }
   arm_ack_timer(q);
   schedule_req(q);
@@ -252,7 +253,7 @@ void SessionImpl::on_rnr_timer(Qp& q, uint64_t gen) {
   if (gen != q.timer_gen || !q.rnr_wait) return;
   q.rnr_wait = false;
   if (q.state != QPS_RTS && q.state != QPS_SQD) return;
-  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR timer expired"); e.a = 1; }
+  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR timer expired"); e.a = 2; }
   req_retry(q, q.comp_psn);
 }
 

@@ -298,7 +298,8 @@ void SessionImpl::responder(Qp& q, const Packet& p, Handle src) {
   }
   if ((m & H_WRITE) && p.payload_len) {
     Mr* wm = mr(q.w_mr);
-    std::vector<Piece> pcs;
+    std::vector<Piece>& pcs = pcs_scratch;
+    pcs.clear();
     if (!wm || !mr_translate(*wm, q.w_va, p.payload_len, pcs)) {
       std::string why = "WRITE target no longer valid";
       if (rc) return nak(q, NAK_REMOTE_ACCESS_ERROR, p.psn, src, why, WC_REM_ACCESS_ERR);
