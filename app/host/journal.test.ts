@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Journal } from './journal.ts';
+import { spawnSync } from 'node:child_process';
+import { Journal, lockSessionDir } from './journal.ts';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'vl-journal-'));
 
@@ -41,5 +42,20 @@ describe('Journal', () => {
     j.append({ cmd: 'session.reset', args: { seed: 5 } });
     expect(j.read().entries.map((e) => e.command.cmd)).toEqual(['session.reset']);
     expect(j.count).toBe(1);
+  });
+});
+
+describe('lockSessionDir', () => {
+  it('admits one live host per session directory and takes over a stale lock', () => {
+    const dir = tmp();
+    expect(lockSessionDir(dir, process.pid)).toBeNull();
+    // another live process (our parent) holding it: refused, naming the pid
+    fs.writeFileSync(path.join(dir, 'host.pid'), String(process.ppid));
+    expect(lockSessionDir(dir, process.pid)).toContain(`pid ${process.ppid}`);
+    // a process that has exited: stale, taken over
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    fs.writeFileSync(path.join(dir, 'host.pid'), gone);
+    expect(lockSessionDir(dir, process.pid)).toBeNull();
+    expect(fs.readFileSync(path.join(dir, 'host.pid'), 'utf8')).toBe(String(process.pid));
   });
 });

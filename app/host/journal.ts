@@ -53,3 +53,19 @@ export class Journal {
     this.n = 0;
   }
 }
+
+/** One host per session directory: a second one would interleave journal lines. A stale lock (its process is
+ *  gone, e.g. after kill -9) is taken over. Returns an error sentence, or null when the lock is ours. */
+export function lockSessionDir(dir: string, pid = process.pid): string | null {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'host.pid');
+  try {
+    const other = Number(fs.readFileSync(file, 'utf8').trim());
+    if (Number.isInteger(other) && other > 0 && other !== pid) {
+      try { process.kill(other, 0); return `session directory ${dir} is in use by another backend host (pid ${other})`; } catch { /* stale */ }
+    }
+  } catch { /* no lock yet */ }
+  fs.writeFileSync(file, String(pid));
+  return null;
+}
+

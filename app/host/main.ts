@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { FromHost } from '../protocol/index.ts';
 import { HostCore } from './core.ts';
 import { NativeExecutor } from './executor.ts';
+import { lockSessionDir } from './journal.ts';
 
 export interface HostArgs { sessionDir: string; seed: number; defaultDevice: string | null }
 
@@ -43,6 +44,8 @@ interface PortLike {
 
 function main(): void {
   const args = parseHostArgs(process.argv.slice(2));
+  const locked = lockSessionDir(args.sessionDir);
+  if (locked) { console.error(locked); process.exit(3); }
   const executor = new NativeExecutor({ seed: args.seed });
   const core = new HostCore(executor, { sessionDir: args.sessionDir, defaultDevice: args.defaultDevice });
   const parentPort = (process as unknown as { parentPort?: ParentPort }).parentPort;
