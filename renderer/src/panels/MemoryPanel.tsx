@@ -244,6 +244,58 @@ function MwForms() {
   );
 }
 
+/** fast-registration MRs: mr.alloc (no memory, key FREE), then mr.map_sg with an SG list; IB_WR_REG_MR (Queues,
+ *  Post send) makes the key valid. The address map draws each SG segment. */
+function FastRegForms() {
+  const pds = useConsole((s) => s.pds).filter((p) => !p.destroyed);
+  const buffers = useConsole((s) => s.buffers).filter((b) => !b.destroyed);
+  const devices = useConsole((s) => s.devices);
+  const alloc = useConsole((s) => s.allocMr);
+  const map = useConsole((s) => s.mapMrSg);
+  useConsole((s) => s.versions.keys);
+  const model = useModel();
+  const [pd, setPd] = useState(''); const [maxSg, setMaxSg] = useState('4'); const [indirect, setIndirect] = useState(false);
+  const [mr, setMr] = useState(''); const [buf, setBuf] = useState(''); const [off, setOff] = useState('0'); const [len, setLen] = useState('4096');
+  const [pageSize, setPageSize] = useState('4096');
+  const [sg, setSg] = useState<{ addr: number; length: number; lkey: number }[]>([]);
+  const pdH = Number(pd || pds[0]?.handle || 0);
+  const devName = (d: number) => devices.find((x) => x.handle === d)?.name ?? `dev ${d}`;
+  const fr = model.keys.rows(false).filter((k) => k.type === 'MR' && k.kind !== 'user');
+  const m = fr.find((x) => x.handle === Number(mr)) ?? fr[fr.length - 1];
+  const b = buffers.find((x) => x.handle === Number(buf)) ?? buffers[0];
+  const o = parseNum(off); const l = parseNum(len); const ps = parseNum(pageSize);
+  const allocProblem = !pds.length ? 'allocate a PD first' : commandProblem({ cmd: 'mr.alloc', args: { pd: pdH, maxNumSg: parseNum(maxSg), indirect } });
+  const segProblem = !b ? 'allocate a buffer first' : Number.isNaN(o) || Number.isNaN(l) ? 'offset/length: numbers' : o + l > b.length ? 'the segment runs past the end of the buffer' : null;
+  const mapProblem = !m ? 'allocate a fast-registration MR first' : !sg.length ? 'add at least one segment' : Number.isNaN(ps) ? 'page size: a number'
+    : commandProblem({ cmd: 'mr.map_sg', args: { mr: m.handle, sgList: sg, pageSize: ps } });
+  return (
+    <div className="stack">
+      <form className="form" aria-label="allocate fast-registration MR" onSubmit={(e) => { e.preventDefault(); if (!allocProblem) void alloc(pdH, parseNum(maxSg), indirect); }}>
+        <Field label="PD"><select value={pdH || ''} onChange={(e) => setPd(e.target.value)}>
+          {pds.map((p) => <option key={p.handle} value={p.handle}>pd {p.handle} ({devName(p.device)})</option>)}</select></Field>
+        <Field label="max_num_sg"><input value={maxSg} onChange={(e) => setMaxSg(e.target.value)} size={4} /></Field>
+        <label className="small"><input type="checkbox" checked={indirect} onChange={(e) => setIndirect(e.target.checked)} /> indirect (byte-aligned SG, if the profile has it)</label>
+        <button type="submit" disabled={!!allocProblem}>Allocate MR (mr.alloc)</button>
+        <ErrorMessage form="mr.alloc" local={allocProblem} />
+      </form>
+      <form className="form" aria-label="map SG list" onSubmit={(e) => { e.preventDefault(); if (!mapProblem && m) void map(m.handle, sg, ps).then((ok) => { if (ok) setSg([]); }); }}>
+        <Field label="MR"><select value={m?.handle ?? ''} onChange={(e) => setMr(e.target.value)}>
+          {fr.map((x) => <option key={x.handle} value={x.handle}>MR {x.handle} ({x.kind}, {x.state})</option>)}</select></Field>
+        <Field label="Buffer"><select value={b?.handle ?? ''} onChange={(e) => setBuf(e.target.value)}>
+          {buffers.map((x) => <option key={x.handle} value={x.handle}>buf {x.handle}</option>)}</select></Field>
+        <Field label="Offset"><input value={off} onChange={(e) => setOff(e.target.value)} size={5} /></Field>
+        <Field label="Length"><input value={len} onChange={(e) => setLen(e.target.value)} size={5} /></Field>
+        <button type="button" disabled={!!segProblem} onClick={() => b && setSg((x) => [...x, { addr: b.addr + o, length: l, lkey: 0 }])}>Add segment</button>
+        <Field label="Page size"><input value={pageSize} onChange={(e) => setPageSize(e.target.value)} size={6} /></Field>
+        <button type="submit" disabled={!!mapProblem}>Map (mr.map_sg)</button>
+        {sg.length > 0 && <span className="mono small">{sg.map((x) => `${hexAddr(x.addr)}+${x.length}`).join(', ')} <button type="button" className="link" onClick={() => setSg([])}>clear</button></span>}
+        <ErrorMessage form="mr.map_sg" local={segProblem ?? mapProblem} />
+      </form>
+      <p className="muted small">Then post IB_WR_REG_MR (Queues → Post send) to give the MR a key byte and access: the key table follows the device's events.</p>
+    </div>
+  );
+}
+
 function KeyTableView() {
   useConsole((s) => s.versions.keys);
   const model = useModel();
@@ -284,7 +336,7 @@ function AddressMap() {
   const model = useModel();
   const keys = model.keys.rows(false);
   if (!buffers.length) return <p className="muted">No buffers.</p>;
-  const G = 230; const W = 1200; const gap = 16; const laneH = 16; const top = 30;
+  const G = 330; const W = 1200; const gap = 16; const laneH = 16; const top = 30;
   const total = buffers.reduce((s, b) => s + b.length, 0);
   const usable = W - G - gap * (buffers.length - 1);
   const layout: { b: BufferView; x: number; w: number }[] = [];
@@ -360,6 +412,7 @@ export function MemoryPanel() {
       )}
       <Section title="Keys (lkey / rkey = index << 8 | key byte)" testid="keys-section"><KeyTableView /></Section>
       <Section title="Memory windows"><MwForms /></Section>
+      <Section title="Fast-registration MRs (SG lists)"><FastRegForms /></Section>
       <Section title="Address-space map"><AddressMap /></Section>
     </div>
   );

@@ -141,6 +141,7 @@ function PostSendForm() {
   const [rkey, setRkey] = useState('');
   const [wrId, setWrId] = useState('1');
   const [signaled, setSignaled] = useState(true);
+  const [regMr, setRegMr] = useState(''); const [regKey, setRegKey] = useState('0xa5');
   const q = qps.find((x) => x.handle === Number(qp || qps[0]?.handle));
   const local = mrs.find((m) => m.handle === Number(lmr)) ?? mrs.find((m) => !q || m.pd === q.pd) ?? mrs[0];
   const remote = mrs.find((m) => m.handle === Number(rmr)) ?? mrs.find((m) => m !== local && (!q?.peer || m.pd !== q.pd)) ?? mrs[0];
@@ -153,6 +154,14 @@ function PostSendForm() {
     sgList: local && ln > 0 ? [{ addr: local.addr + (Number.isNaN(lo) ? 0 : lo), length: ln, lkey: local.lkey }] : [],
   };
   if (needsRemote) { wr.remoteAddr = ra; wr.rkey = rk; }
+  const isReg = opcode === 'IB_WR_REG_MR';
+  const frs = model.keys.rows(false).filter((k) => k.type === 'MR' && k.kind !== 'user');
+  const rm = frs.find((x) => x.handle === Number(regMr)) ?? frs[frs.length - 1];
+  if (isReg) {
+    wr.sgList = [];
+    wr.regMr = rm?.handle; wr.regKey = parseNum(regKey);
+    wr.regAccess = ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE', 'IBV_ACCESS_REMOTE_READ'];
+  }
   const problem = !q ? 'create a QP first' : [lo, ln, ra, rk, wr.wrId as number].some(Number.isNaN) ? 'numbers: decimal or 0x-hex'
     : commandProblem({ cmd: 'post.send', args: { qp: q.handle, wrs: [wr] } });
   return (
@@ -165,6 +174,11 @@ function PostSendForm() {
         {mrs.map((m) => <option key={m.handle} value={m.handle}>MR {m.handle} on {pdDev(m.pd)} lkey {hex(m.lkey, 8)} @ {hexAddr(m.addr)}</option>)}</select></Field>
       <Field label="offset"><input data-testid="send-local-offset" value={loff} onChange={(e) => setLoff(e.target.value)} size={5} /></Field>
       <Field label="length"><input data-testid="send-length" value={len} onChange={(e) => setLen(e.target.value)} size={5} /></Field>
+      {isReg && <>
+        <Field label="MR to register"><select value={rm?.handle ?? ''} onChange={(e) => setRegMr(e.target.value)}>
+          {frs.map((m) => <option key={m.handle} value={m.handle}>MR {m.handle} ({m.kind}, {m.state})</option>)}</select></Field>
+        <Field label="key byte" hint="LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ"><input className="mono" value={regKey} onChange={(e) => setRegKey(e.target.value)} size={5} /></Field>
+      </>}
       {needsRemote && <>
         <Field label="Remote MR (fills addr/rkey)"><select data-testid="send-remote-mr" value={remote?.handle ?? ''} onChange={(e) => { setRmr(e.target.value); setRaddr(''); setRkey(''); }}>
           {mrs.map((m) => <option key={m.handle} value={m.handle}>MR {m.handle} on {pdDev(m.pd)} rkey {hex(m.rkey, 8)}</option>)}</select></Field>

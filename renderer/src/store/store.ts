@@ -91,6 +91,8 @@ export interface ConsoleState {
   regMr(args: { pd: number; addr: number; length: number; access: string[] }): Promise<boolean>;
   deregMr(h: number): Promise<void>;
   allocMw(pd: number, type: 'IBV_MW_TYPE_1' | 'IBV_MW_TYPE_2'): Promise<boolean>;
+  allocMr(pd: number, maxNumSg: number, indirect: boolean): Promise<boolean>;
+  mapMrSg(mr: number, sgList: { addr: number; length: number; lkey: number }[], pageSize: number): Promise<boolean>;
   bindMw(args: { qp: number; mw: number; mr: number; addr: number; length: number; access: string[] }): Promise<boolean>;
   createSrq(pd: number, maxWr: number, srqLimit: number): Promise<boolean>;
   // queues
@@ -373,6 +375,21 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const r = await get().exec('mw.alloc', { cmd: 'mw.alloc', args: { pd, type } });
         if (!r) return false;
         model.keys.applyInfo('MW', r.result, handleOf(r.result, 'mw'));
+        dirty.keys = true; queueFlush();
+        return true;
+      },
+      async allocMr(pd, maxNumSg, indirect) {
+        const r = await get().exec('mr.alloc', { cmd: 'mr.alloc', args: { pd, maxNumSg, indirect } });
+        if (!r) return false;
+        model.keys.applyInfo('MR', r.result, handleOf(r.result, 'mr'));
+        dirty.keys = true; queueFlush();
+        return true;
+      },
+      async mapMrSg(mr, sgList, pageSize) {
+        const r = await get().exec('mr.map_sg', { cmd: 'mr.map_sg', args: { mr, sgList, pageSize } });
+        if (!r) return false;
+        const info = pick(r.result, 'mrInfo');
+        if (isRec(info)) model.keys.applyInfo('MR', info, mr);
         dirty.keys = true; queueFlush();
         return true;
       },
