@@ -185,3 +185,28 @@ TEST(CoreQp, ErrorFlushesBothQueues) {
   EXPECT_EQ(wc[0].status, WC_WR_FLUSH_ERR);
   EXPECT_EQ(wc[0].wr_id, 9u);
 }
+
+TEST(CoreQp, SqdDrainsThenResumes) {
+  Pair p;
+  pattern(p.s, p.a.buf.addr, 8192, 1);
+  ASSERT_TRUE(p.write(p.a, p.b, 0, 0, 8192, 1).ok());
+  ASSERT_TRUE(p.s.step());                             // the requester has started the WRITE
+  QpAttr a; a.qp_state = QPS_SQD;
+  ASSERT_TRUE(p.s.modify_qp(p.a.qp, a, QP_STATE | QP_EN_SQD_ASYNC_NOTIFY).ok());
+  ASSERT_TRUE(p.write(p.a, p.b, 0, 16384, 100, 2).ok());   // posted while draining: not started
+  p.s.drain_events();
+  p.s.run();
+  auto wc = p.poll(p.a.scq);
+  ASSERT_EQ(wc.size(), 1u);                            // the started WRITE finished, the new one waits
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  size_t drained = 0;
+  for (auto& e : p.s.drain_events()) drained += e.kind == EventKind::AsyncEvent && e.a == EVENT_SQ_DRAINED;
+  EXPECT_EQ(drained, 1u);
+  a.qp_state = QPS_RTS;
+  ASSERT_TRUE(p.s.modify_qp(p.a.qp, a, QP_STATE).ok());
+  p.s.run();
+  wc = p.poll(p.a.scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 2u);
+  EXPECT_EQ(read(p.s, p.a.buf.addr, 8192), read(p.s, p.b.buf.addr, 8192));
+}

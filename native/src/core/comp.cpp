@@ -75,6 +75,7 @@ void SessionImpl::comp_drain(Qp& q) {
       else { q.timer_gen++; q.timer_armed = false; }
     }
     schedule_req(q);
+    check_sq_drained(q);
   }
 }
 

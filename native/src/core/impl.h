@@ -122,7 +122,8 @@ struct Qp {
   bool rnr_wait = false;
   uint32_t comp_psn = 0;                        // oldest unacknowledged PSN
   bool comm_est = false;
-  bool started_retry = false;                   // rxe comp.started_retry: one NAK-driven retry at a time
+  bool started_retry = false;
+  bool sqd_notify = false;                      // IBV_QP_EN_SQD_ASYNC_NOTIFY: raise SQ_DRAINED once drained                   // rxe comp.started_retry: one NAK-driven retry at a time
   // receive queue
   std::deque<RecvWr> rq;
   // responder
@@ -258,6 +259,7 @@ class SessionImpl {
   void qp_to_error(Qp& q, const std::string& why);
   void set_qp_state(Qp& q, uint32_t st, const std::string& why);
   void flush_qp(Qp& q);
+  void check_sq_drained(Qp& q);
   bool take_recv_wqe(Qp& q, RecvWr& out, bool& from_srq);
 
   // ---- transport (req.cpp / resp.cpp / comp.cpp)

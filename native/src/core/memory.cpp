@@ -36,7 +36,7 @@ void SessionImpl::note_write(Handle dev, uint64_t va, uint64_t len) {
 Result<BufferInfo> Session::alloc_buffer(uint64_t length) {
   auto& S = *impl_;
   if (length == 0) return rfail<BufferInfo>(EINVAL, "length: must be > 0");
-  if (length > (1ull << 34)) return rfail<BufferInfo>(EINVAL, "length: larger than 16 GiB");
+  if (length > (256ull << 20)) return rfail<BufferInfo>(EINVAL, "length: larger than 256 MiB (the session's per-buffer limit)");
   uint64_t span = (length + kPage - 1) & ~(kPage - 1);
   void* mem = std::aligned_alloc(kPage, span);
   if (!mem) return rfail<BufferInfo>(ENOMEM, "length: out of host memory");

@@ -155,6 +155,16 @@ void SessionImpl::flush_qp(Qp& q) {
   q.have_wqe = false;
 }
 
+// SQD: once no started WQE is outstanding, the SQ is drained (IBV_EVENT_SQ_DRAINED if requested)
+void SessionImpl::check_sq_drained(Qp& q) {
+  if (q.state != QPS_SQD || !q.sqd_notify) return;
+  for (size_t i = 0; i < q.sq.size(); i++)
+    if (q.sq[i].state != WqeState::Posted) return;
+  if (q.req_offset) return;
+  q.sqd_notify = false;
+  async_event(q.dev, q.h, "qp", EVENT_SQ_DRAINED, "IBV_EVENT_SQ_DRAINED: no outstanding send WQEs");
+}
+
 void SessionImpl::qp_to_error(Qp& q, const std::string& why) {
   if (q.state == QPS_ERR) return;
   set_qp_state(q, QPS_ERR, why);
@@ -235,6 +245,7 @@ Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
     else if (next == QPS_ERR) S.qp_to_error(q, "modify_qp");
     else S.set_qp_state(q, next, "modify_qp");
     if (next == QPS_RTS) S.schedule_req(q);
+    if (next == QPS_SQD) { q.sqd_notify = mask & QP_EN_SQD_ASYNC_NOTIFY; S.check_sq_drained(q); }
   } else if (S.capture) {
     auto& e = S.emit(EventKind::ObjectModified, q.dev, q.h, "qp", "modify_qp " + mask_names(mask));
     e.a = mask;
