@@ -2,6 +2,7 @@
 //   app/electron/main.ts    -> dist/electron/main.cjs
 //   app/electron/preload.ts -> dist/electron/preload.cjs   (sandboxed preload: single file, only 'electron')
 //   app/host/main.ts        -> dist/host/main.mjs          (utility process; loads build/Release/verbslab.node)
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -13,6 +14,10 @@ export async function bundleElectron() {
   await build({ ...common, entryPoints: ['app/electron/main.ts'], outfile: 'dist/electron/main.cjs', format: 'cjs', external: ['electron'] });
   await build({ ...common, entryPoints: ['app/electron/preload.ts'], outfile: 'dist/electron/preload.cjs', format: 'cjs', external: ['electron'] });
   await build({ ...common, entryPoints: ['app/host/main.ts'], outfile: 'dist/host/main.mjs', format: 'esm', external: ['*.node'] });
+  // optional host plugin (scenario recorder), loaded by main.mjs when present
+  if (fs.existsSync(path.join(root, 'app/host/recorder.ts'))) {
+    await build({ ...common, entryPoints: ['app/host/recorder.ts'], outfile: 'dist/host/recorder.mjs', format: 'esm', external: ['*.node'] });
+  } else fs.rmSync(path.join(root, 'dist/host/recorder.mjs'), { force: true });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

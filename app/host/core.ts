@@ -23,6 +23,10 @@ export interface HostOptions {
   autorunTickMs?: number;
 }
 
+/** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
+ *  which journals them, so a replay rebuilds the device state without the handler. */
+export type HostHandler = (command: Command, core: HostCore) => ExecResult;
+
 export interface ReplayReport { entries: number; failed: { n: number; cmd: string; error: string }[]; skipped: { line: number; reason: string }[] }
 
 export class HostCore {
@@ -33,7 +37,11 @@ export class HostCore {
   private autorunTimer: ReturnType<typeof setInterval> | null = null;
   private autorunCarry = 0;
   private autorunLast = 0;
-  replay: ReplayReport = { entries: 0, failed: [], skipped: [] };
+  replayReport: ReplayReport = { entries: 0, failed: [], skipped: [] };
+  private handlers = new Map<string, HostHandler>();
+
+  /** Answer `cmd` in the host instead of the device executor (not journaled itself). */
+  register(cmd: string, handler: HostHandler): void { this.handlers.set(cmd, handler); }
 
   constructor(readonly executor: HostExecutor, private readonly opts: HostOptions) {
     this.journal = new Journal(opts.sessionDir);
@@ -53,7 +61,7 @@ export class HostCore {
     }
     this.pumpEvents();
     this.syncAutorun();
-    this.replay = report;
+    this.replayReport = report;
     return report;
   }
 
@@ -70,6 +78,13 @@ export class HostCore {
     if (command.cmd === 'journal.get') {
       const { entries, skipped } = this.journal.read();
       return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries: entries.map((e) => e.command), skipped } };
+    }
+    const handler = this.handlers.get(command.cmd);
+    if (handler) {
+      let r: ExecResult;
+      try { r = handler(command, this); } catch (e) { r = { ok: false, error: { code: 'INTERNAL', message: `${command.cmd}: ${(e as Error).message}` } }; }
+      this.pumpEvents();
+      return r;
     }
     const r = this.executor.exec(command);
     if (r.ok && !READ_ONLY.has(command.cmd)) {

@@ -8,9 +8,12 @@
 //   host -> server  { t: 'out', conn, msg }       conn = null: to every client (event batches)
 //   host -> server  { t: 'ready', pid, journalEntries, replay }
 // Electron: the main process posts { t: 'port' } with one MessagePortMain per renderer connection.
+import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FromHost } from '../protocol/index.ts';
 import { HostCore } from './core.ts';
+import type { HostOptions } from './core.ts';
 import { NativeExecutor } from './executor.ts';
 import { lockSessionDir } from './journal.ts';
 
@@ -42,13 +45,34 @@ interface PortLike {
   start(): void;
 }
 
-function main(): void {
+type CoreClass = new (executor: NativeExecutor, opts: HostOptions) => HostCore;
+
+/** The host core class: the scenario recorder's subclass when app/host/recorder.ts is present (recorder.mjs
+ *  next to the Electron bundle), else the plain HostCore. Without the recorder, scenario.* commands get the
+ *  executor's "not answered" error. */
+async function coreClass(): Promise<CoreClass> {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  for (const name of ['recorder.ts', 'recorder.mjs']) {
+    const file = path.join(here, name);
+    if (!fs.existsSync(file)) continue;
+    const mod = (await import(pathToFileURL(file).href)) as { ScenarioHostCore?: CoreClass };
+    if (typeof mod.ScenarioHostCore === 'function') return mod.ScenarioHostCore;
+  }
+  return HostCore;
+}
+
+async function main(): Promise<void> {
   const args = parseHostArgs(process.argv.slice(2));
   const locked = lockSessionDir(args.sessionDir);
   if (locked) { console.error(locked); process.exit(3); }
-  const executor = new NativeExecutor({ seed: args.seed });
-  const core = new HostCore(executor, { sessionDir: args.sessionDir, defaultDevice: args.defaultDevice });
   const parentPort = (process as unknown as { parentPort?: ParentPort }).parentPort;
+  // Listeners go in first (nothing sent early is lost); their work waits until the core exists and the
+  // journal is replayed.
+  let core: HostCore | null = null;
+  let executor: NativeExecutor | null = null;
+  let queued: ((c: HostCore) => void)[] | null = [];
+  const whenReady = (fn: (c: HostCore) => void) => { if (queued || !core) (queued ??= []).push(fn); else fn(core); };
+  let announce: (c: HostCore, report: unknown) => void;
 
   if (parentPort) {
     // Electron utility process: one MessagePort per renderer
@@ -56,38 +80,46 @@ function main(): void {
       const d = e.data as { t?: string };
       if (d?.t !== 'port' || !e.ports?.[0]) return;
       const port = e.ports[0];
-      const id = core.addClient((msg) => port.postMessage(msg));
-      port.on('message', (m) => core.handle(m.data, (r) => port.postMessage(r)));
-      port.on('close', () => core.removeClient(id));
+      port.on('message', (m) => whenReady((c) => c.handle(m.data, (r) => port.postMessage(r))));
+      whenReady((c) => {
+        const id = c.addClient((msg) => port.postMessage(msg));
+        port.on('close', () => c.removeClient(id));
+      });
       port.start();
     });
-    const report = core.start();
-    parentPort.postMessage({ t: 'ready', pid: process.pid, journalEntries: core.journal.count, replay: report });
+    announce = (c, report) => parentPort.postMessage({ t: 'ready', pid: process.pid, journalEntries: c.journal.count, replay: report });
   } else if (process.send) {
     const send = (m: unknown) => { if (process.connected) process.send!(m); };
-    const conns = new Map<number, number>();
-    core.addClient((msg: FromHost) => send({ t: 'out', conn: null, msg }));
+    whenReady((c) => c.addClient((msg: FromHost) => send({ t: 'out', conn: null, msg })));
     process.on('message', (m: { t?: string; conn?: number; data?: unknown }) => {
       if (m?.t === 'msg' && typeof m.conn === 'number') {
         const conn = m.conn;
-        core.handle(m.data, (r) => send({ t: 'out', conn, msg: r }));
-      } else if (m?.t === 'bye' && typeof m.conn === 'number') {
-        conns.delete(m.conn);
+        whenReady((c) => c.handle(m.data, (r) => send({ t: 'out', conn, msg: r })));
       } else if (m?.t === 'abort') {
-        // deliberate native crash (std::abort in the addon) for the "backend dies" demo
-        executor.addon.abort();
+        // deliberate native crash (std::abort in the addon) for the "backend dies" demo and its test
+        executor?.addon.abort();
       }
     });
-    process.on('disconnect', () => { core.close(); process.exit(0); });
-    const report = core.start();
-    send({ t: 'ready', pid: process.pid, journalEntries: core.journal.count, replay: report });
+    process.on('disconnect', () => { core?.close(); process.exit(0); });
+    announce = (c, report) => send({ t: 'ready', pid: process.pid, journalEntries: c.journal.count, replay: report });
   } else {
     console.error('verbslab host: no parent (start it through the server or Electron)');
     process.exit(2);
   }
-  const stop = () => { core.close(); process.exit(0); };
+
+  const Core = await coreClass();
+  executor = new NativeExecutor({ seed: args.seed });
+  const c = new Core(executor, { sessionDir: args.sessionDir, defaultDevice: args.defaultDevice });
+  const report = c.start();
+  core = c;
+  announce(c, report);
+  const q = queued ?? [];
+  queued = null;
+  for (const fn of q) fn(c);
+
+  const stop = () => { c.close(); process.exit(0); };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }
 
-main();
+main().catch((e) => { console.error(`verbslab host: ${(e as Error).stack ?? e}`); process.exit(1); });

@@ -69,3 +69,22 @@ describe('HostCore.handle', () => {
     core.close();
   });
 });
+
+describe('HostCore.register', () => {
+  it('answers a registered command in the host; device commands it runs are journaled, the command itself is not', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-host-'));
+    const ex = new RecordingExecutor();
+    const core = new HostCore(ex, { sessionDir: dir, defaultDevice: null });
+    core.start();
+    core.register('session.info', (_c, host) => {
+      const r = host.execute({ cmd: 'buffer.alloc', args: { length: 64 } });
+      return { ok: true, result: { viaHost: true, inner: r.ok } };
+    });
+    const replies: Reply[] = [];
+    core.handle({ type: 'request', id: 1, command: { cmd: 'session.info', args: {} } }, (r) => replies.push(r));
+    expect(replies[0]).toMatchObject({ id: 1, ok: true, result: { viaHost: true, inner: true } });
+    expect(ex.seen.map((c) => c.cmd)).toEqual(['buffer.alloc']);
+    expect(core.journal.read().entries.map((e) => e.command.cmd)).toEqual(['buffer.alloc']);
+    core.close();
+  });
+});
