@@ -116,3 +116,36 @@ TEST(TransportMisc, AhAndObjectLifetimes) {
   EXPECT_TRUE(p.s.destroy_qp(p.a.qp).ok());
   EXPECT_TRUE(p.s.destroy_cq(p.a.scq).ok());
 }
+
+TEST(TransportMisc, IwarpReadSinkRules) {
+  // sink MR with REMOTE_WRITE: fine
+  Pair p("iwarp");
+  pattern(p.s, p.b.buf.addr, 2000, 4);
+  SendWr r; r.wr_id = 1; r.opcode = WR_RDMA_READ; r.send_flags = SEND_SIGNALED;
+  r.sg_list = {{p.a.buf.addr + 8192, 2000, p.a.mr.lkey}}; r.remote_addr = p.b.buf.addr; r.rkey = p.b.mr.rkey;
+  ASSERT_TRUE(p.s.post_send(p.a.qp, {r}).ok());
+  p.s.run();
+  auto wc = p.poll(p.a.scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+  EXPECT_EQ(read(p.s, p.a.buf.addr + 8192, 2000), read(p.s, p.b.buf.addr, 2000));
+  // two sink SGEs: refused at post time
+  SendWr r2 = r; r2.sg_list = {{p.a.buf.addr, 1000, p.a.mr.lkey}, {p.a.buf.addr + 4096, 1000, p.a.mr.lkey}};
+  EXPECT_EQ(p.s.post_send(p.a.qp, {r2}).err, EINVAL);
+  // a sink MR with LOCAL_WRITE only: LOC_PROT_ERR on iWARP (an IB/RoCE device accepts it)
+  auto sink = p.s.reg_mr(p.a.pd, p.a.buf.addr, 4096, ACCESS_LOCAL_WRITE).value;
+  SendWr r3 = r; r3.sg_list = {{p.a.buf.addr, 2000, sink.lkey}};
+  ASSERT_TRUE(p.s.post_send(p.a.qp, {r3}).ok());
+  p.s.run();
+  wc = p.poll(p.a.scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WC_LOC_PROT_ERR);
+  Pair q("rxe");
+  auto s2 = q.s.reg_mr(q.a.pd, q.a.buf.addr, 4096, ACCESS_LOCAL_WRITE).value;
+  SendWr r4 = r; r4.sg_list = {{q.a.buf.addr, 2000, s2.lkey}}; r4.remote_addr = q.b.buf.addr; r4.rkey = q.b.mr.rkey;
+  ASSERT_TRUE(q.s.post_send(q.a.qp, {r4}).ok());
+  q.s.run();
+  wc = q.poll(q.a.scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+}

@@ -155,7 +155,16 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       uint64_t n = std::min<uint64_t>(mtu, w.length - w.resp_offset);
       if (p.payload_len != n) return;
       std::string why;
-      int rc = copy_to_sges(q.pd, q.dev, w.wr.sg_list, w.resp_offset, p.payload, n, why);
+      int rc = 0;
+      if (dev(q.dev)->profile.transport == "iWARP" && !w.wr.sg_list.empty()) {
+        // iWARP: the READ response is a tagged write into the sink STag, which needs REMOTE_WRITE (siw)
+        Mr* sink = mr_by_key(q.dev, w.wr.sg_list[0].lkey);
+        if (sink && sink->lkey == w.wr.sg_list[0].lkey && !(sink->access & ACCESS_REMOTE_WRITE)) {
+          why = "lkey " + key_text(sink->lkey) + ": iWARP READ sink needs REMOTE_WRITE";
+          rc = -1;
+        }
+      }
+      if (!rc) rc = copy_to_sges(q.pd, q.dev, w.wr.sg_list, w.resp_offset, p.payload, n, why);
       if (rc) {
         if (capture) { auto& e = emit(EventKind::KeyCheck, q.dev, q.h, "qp", why); e.ok = false; e.a = w.wr.wr_id; }
         w.state = WqeState::Error; w.status = WC_LOC_PROT_ERR;

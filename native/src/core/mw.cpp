@@ -147,6 +147,7 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
   if (m->bound_mws) return fail(EINVAL, "invalidate " + key_text(key) + ": MR has bound windows");
   if (m->kind == "user") return fail(EINVAL, "invalidate " + key_text(key) + ": user MRs cannot be invalidated (not a fast-reg MR)");
   if (m->pd != q.pd) return fail(EINVAL, "invalidate " + key_text(key) + ": PD mismatch");
+  // siw (iWARP profile) has no state check: invalidating a FREE STag succeeds; rxe does the same for MRs
   m->state = KeyState::Free;
   if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", std::string(remote ? "remote" : "local") + " invalidate: MR " + key_text(key) + " free"); e.a = key; }
   return ok();
@@ -194,7 +195,7 @@ SessionImpl::RkeyResult SessionImpl::check_rkey(Qp& q, uint32_t rkey, uint64_t v
     uint64_t eva = w->zero_based ? w->addr + va : va;
     if ((w->zero_based ? va : va - w->addr) > w->length || va < (w->zero_based ? 0 : w->addr) ||
         len > w->length - (w->zero_based ? va : va - w->addr))
-      return bad("range " + hex(va) + "+" + std::to_string(len) + " outside MW");
+      return bad("range outside MW: " + hex(va) + "+" + std::to_string(len) + " not in [" + hex(w->zero_based ? 0 : w->addr) + ", +" + std::to_string(w->length) + ")");
     Mr* m = mr(w->mr);
     if (!m || m->state != KeyState::Valid) return bad("MW's MR is not valid");
     r.ok = true; r.m = m; r.va = eva; r.mw = w->h;
@@ -207,7 +208,7 @@ SessionImpl::RkeyResult SessionImpl::check_rkey(Qp& q, uint32_t rkey, uint64_t v
   if (m->pd != q.pd) return bad("PD mismatch");
   if (!(m->access & need)) return bad(std::string("needs ") + access_name(need));
   if (va < m->iova || va - m->iova > m->length || len > m->length - (va - m->iova))
-    return bad("range " + hex(va) + "+" + std::to_string(len) + " outside MR");
+    return bad("range outside MR: " + hex(va) + "+" + std::to_string(len) + " not in [" + hex(m->iova) + ", +" + std::to_string(m->length) + ")");
   (void)what;
   r.ok = true; r.m = m; r.va = va;
   return r;

@@ -384,6 +384,8 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
       }
       len = e.wr.inline_data.size();
     }
+    if (op == WR_RDMA_READ && pr.transport == "iWARP" && w.sg_list.size() > 1)
+      return bad(i, EINVAL, ".sg_list: iWARP RDMA READ places data into one sink STag (one SGE)");
     if (op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) {
       if (w.sg_list.size() != 1 || w.sg_list[0].length < 8) return bad(i, EINVAL, ".sg_list: atomics need one SGE of at least 8 bytes");
       if (w.remote_addr & 7) return bad(i, EINVAL, ".remote_addr: atomic target " + hex(w.remote_addr) + " is not 8-byte aligned");
