@@ -431,8 +431,8 @@ export class NativeExecutor implements Executor {
       case 'journal.get':
         return fail('EOPNOTSUPP', 'journal.get is answered by the backend host (this executor has no journal)');
     }
-    const never: never = c;
-    return fail('BAD_REQUEST', `unknown command ${(never as { cmd: string }).cmd}`, 'command.cmd');
+    // commands outside the device protocol (e.g. the recorder's scenario.*) are answered by the backend host
+    return fail('EOPNOTSUPP', `${(c as { cmd: string }).cmd} is answered by the backend host, not by the device`, 'command.cmd');
   }
 }
 
