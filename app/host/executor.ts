@@ -436,6 +436,9 @@ export class NativeExecutor implements Executor {
   }
 }
 
+      case 'scenario.get': case 'scenario.save': case 'scenario.rename': case 'scenario.note': case 'scenario.expect':
+      case 'scenario.load': case 'scenario.step': case 'scenario.run_to': case 'scenario.close':
+        return fail('EOPNOTSUPP', `${c.cmd} is answered by the backend host's scenario recorder (app/host/recorder.ts), not by the device`);
 /** Convenience for runners: an executor with defaults. */
 export function createExecutor(opts: ExecutorExtra = {}): NativeExecutor {
   return new NativeExecutor(opts);

@@ -135,7 +135,30 @@ export function makeCommands<H extends z.ZodType<number | string>>(H: H) {
 /** Live protocol: handles are positive integers issued by the backend host. */
 export const HandleSchema = z.number().int().min(1).max(0xffffffff);
 export const Live = makeCommands(HandleSchema);
-export const Command = Live.Command;
+
+// Console-only commands of the scenario recorder/replayer, answered by the backend host (app/host/recorder.ts),
+// not by the device executor. They are not scenario steps (a scenario does not load or step another one), so
+// they sit outside makeCommands(). Step numbers are 1-based, as in every scenario message.
+const cc = <N extends string, A extends z.ZodRawShape>(name: N, args: A) =>
+  z.object({ cmd: z.literal(name), args: z.object(args).strict() }).strict();
+const StepNo = z.number().int().min(1).max(100_000);
+export const ScenarioConsoleCommands = [
+  cc('scenario.get', {}),
+  cc('scenario.save', {}),
+  cc('scenario.rename', { from: z.string().min(1).max(64), to: z.string().min(1).max(64) }),
+  cc('scenario.note', { step: StepNo, note: z.string().max(2000) }),
+  cc('scenario.expect', {
+    step: StepNo,
+    only: z.number().int().min(0).max(4095).optional(),
+    bytes: z.object({ addr: Addr, length: z.number().int().min(1).max(4096) }).strict().optional(),
+    qp: HandleSchema.optional(),
+  }),
+  cc('scenario.load', { text: z.string().max(6 * 1024 * 1024), file: z.string().max(200).optional() }),
+  cc('scenario.step', {}),
+  cc('scenario.run_to', { step: StepNo }),
+  cc('scenario.close', {}),
+] as const;
+export const Command = z.discriminatedUnion('cmd', [...Live.list, ...ScenarioConsoleCommands]);
 export type Command = z.infer<typeof Command>;
 export type CommandName = Command['cmd'];
 export type CommandArgs<N extends CommandName> = Extract<Command, { cmd: N }>['args'];

@@ -1,0 +1,158 @@
+// The host's scenario plugin on the real software device: live commands become named steps, "expect this"
+// comes from real outcomes, a saved recording replays headless, a library scenario replays step by step
+// through the host (journaled, events to clients), a failed expectation stops the replay and says why, and a
+// malformed file is refused with the loader's step/field message.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { Command, FromHost } from '../protocol/index.ts';
+import type { ExecResult } from './api.ts';
+import { HostCore, type HostExecutor } from './core.ts';
+import { attach } from './recorder.ts';
+import { runScenario } from '../scenario/run.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+let make: (() => HostExecutor) | undefined;
+try {
+  const mod = await import('./executor.ts');
+  make = () => mod.createExecutor({ seed: 1 });
+  make().close();
+} catch (e) {
+  console.warn(`SKIPPED recorder tests: native addon not available (${(e as Error).message.split('\n')[0]})`);
+}
+
+function host() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-rec-'));
+  const core = new HostCore(make!(), { sessionDir: dir, defaultDevice: null, batcher: { intervalMs: 0 } as never });
+  const plugin = attach(core);
+  core.start();
+  const batches: FromHost[] = [];
+  core.addClient((m) => batches.push(m));
+  const x = (c: unknown): ExecResult => core.execute(c as Command);
+  const okr = (c: unknown) => { const r = x(c); if (!r.ok) throw new Error(`${(c as Command).cmd}: ${r.error.code} ${r.error.message}`); return r.result as Record<string, unknown>; };
+  return { core, plugin, x, okr, batches, dir };
+}
+
+describe.skipIf(!make)('scenario plugin of the backend host', () => {
+  it('records a console session with names and references, adds expectations from outcomes, and the saved file passes headless', () => {
+    const { core, x, okr } = host();
+    const d0 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
+    const d1 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
+    const pdA = okr({ cmd: 'pd.alloc', args: { device: d0 } }).pd as number;
+    const pdB = okr({ cmd: 'pd.alloc', args: { device: d1 } }).pd as number;
+    const bufA = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
+    const bufB = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
+    const mrA = okr({ cmd: 'mr.reg', args: { pd: pdA, addr: bufA.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE'] } });
+    const mrB = okr({ cmd: 'mr.reg', args: { pd: pdB, addr: bufB.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE'] } });
+    const cqA = okr({ cmd: 'cq.create', args: { device: d0, cqe: 16 } }).cq as number;
+    const cqB = okr({ cmd: 'cq.create', args: { device: d1, cqe: 16 } }).cq as number;
+    const qpA = okr({ cmd: 'qp.create', args: { pd: pdA, sendCq: cqA, recvCq: cqA, qpType: 'IBV_QPT_RC' } }).qp as number;
+    const qpB = okr({ cmd: 'qp.create', args: { pd: pdB, sendCq: cqB, recvCq: cqB, qpType: 'IBV_QPT_RC' } }).qp as number;
+    okr({ cmd: 'qp.connect', args: { qp: qpA, peer: qpB } });
+    okr({ cmd: 'memory.write', args: { addr: bufA.addr, data: 'cafebabe' } });
+    okr({ cmd: 'memory.read', args: { addr: bufA.addr, length: 4 } });   // a read: not a step
+    okr({ cmd: 'post.send', args: { qp: qpA, wrs: [{ wrId: 7, opcode: 'IBV_WR_RDMA_WRITE', sgList: [{ addr: bufA.addr, length: 4, lkey: mrA.lkey }], remoteAddr: (bufB.addr as number) + 8, rkey: mrB.rkey }] } });
+    okr({ cmd: 'engine.run', args: {} });
+    okr({ cmd: 'cq.poll', args: { cq: cqA } });
+    expect(x({ cmd: 'pd.dealloc', args: { pd: 99999 } }).ok).toBe(false);
+
+    const st = okr({ cmd: 'scenario.get', args: {} }) as { recording: { devices: unknown[]; steps: { cmd: string; args: Record<string, unknown>; as?: string; expect?: unknown }[]; outcomes: ({ wcs?: { status: string }[] } | null)[] } };
+    const steps = st.recording.steps;
+    expect(st.recording.devices).toEqual([{ name: 'dev0', profile: 'rxe' }, { name: 'dev1', profile: 'rxe' }]);
+    expect(steps.map((s) => s.cmd)).not.toContain('memory.read');
+    const post = steps.find((s) => s.cmd === 'post.send')!;
+    expect(JSON.stringify(post.args)).toContain('"rkey":"$mr1.rkey"');
+    expect(JSON.stringify(post.args)).toContain('"remoteAddr":"$buf1.addr+8"');
+    expect(steps[steps.length - 1]).toMatchObject({ cmd: 'pd.dealloc', expect: { error: 'ENOENT' } });
+    const poll = steps.findIndex((s) => s.cmd === 'cq.poll');
+    expect(st.recording.outcomes[poll]!.wcs![0]!.status).toBe('IBV_WC_SUCCESS');
+
+    // the failed dealloc of an unknown handle cannot replay (no name for it): rename a QP, expect, then save
+    expect(x({ cmd: 'scenario.rename', args: { from: 'qp0', to: 'qpA' } }).ok).toBe(true);
+    const bad = x({ cmd: 'scenario.rename', args: { from: 'qp1', to: 'qpA' } });
+    expect(bad.ok === false && bad.error.message).toMatch(/already used/);
+    expect(x({ cmd: 'scenario.expect', args: { step: poll + 1, only: 0 } }).ok).toBe(true);
+    expect(x({ cmd: 'scenario.expect', args: { step: poll + 1, bytes: { addr: (bufB.addr as number) + 8, length: 4 } } }).ok).toBe(true);
+    expect(x({ cmd: 'scenario.expect', args: { step: poll + 1, qp: qpA } }).ok).toBe(true);
+    expect(x({ cmd: 'scenario.note', args: { step: 1, note: 'first PD' } }).ok).toBe(true);
+    const after = (okr({ cmd: 'scenario.get', args: {} }) as typeof st).recording.steps;
+    expect(after[poll]!.expect).toEqual({
+      wc: [{ status: 'IBV_WC_SUCCESS', opcode: 'IBV_WC_RDMA_WRITE', wrId: 7 }],
+      bytes: [{ addr: '$buf1.addr+8', hex: 'cafebabe' }],
+      qpState: [{ qp: 'qpA', state: 'IBV_QPS_RTS' }],
+    });
+    expect(JSON.stringify(after)).toContain('"qp":"qpA"');
+    expect(after[0]!.note).toBe('first PD');
+
+    const saved = okr({ cmd: 'scenario.save', args: {} }) as { json: string };
+    const obj = JSON.parse(saved.json);
+    obj.steps.pop();   // the dealloc of an unknown handle 99999 stays a raw handle; drop it
+    const headless = make!();
+    try {
+      const rep = runScenario(obj, headless);
+      expect(rep.failure).toBeUndefined();
+      expect(rep.passed).toBe(true);
+      // and a wrong expectation fails (the check is real)
+      obj.steps[poll].expect.bytes[0].hex = 'cafebabf';
+      const rep2 = runScenario(obj, headless);
+      expect(rep2.passed).toBe(false);
+      expect(rep2.failure).toMatch(/expect\.bytes\.0: .*expected cafebabf, got cafebabe/);
+    } finally { headless.close(); }
+    core.close();
+  });
+
+  it('replays a library scenario step by step through the host; the journal and the clients see it; the recording takes its names', () => {
+    const { core, x, okr, batches } = host();
+    const text = fs.readFileSync(path.join(root, 'e2e/scenarios/rc_rdma_write.json'), 'utf8');
+    const loaded = okr({ cmd: 'scenario.load', args: { text, file: 'rc_rdma_write.json' } }) as { replay: { total: number; position: number } };
+    expect(loaded.replay.position).toBe(0);
+    const total = loaded.replay.total;
+    const first = okr({ cmd: 'scenario.step', args: {} }) as { replay: { position: number }; reports: { number: number; ok: boolean }[] };
+    expect(first.reports).toEqual([expect.objectContaining({ number: 1, ok: true, cmd: 'pd.alloc' })]);
+    expect(first.replay.position).toBe(1);
+    const rest = okr({ cmd: 'scenario.run_to', args: { step: total } }) as { replay: { passed: boolean; done: boolean; digest: string }; reports: { ok: boolean }[] };
+    expect(rest.reports).toHaveLength(total - 1);
+    expect(rest.reports.every((r) => r.ok)).toBe(true);
+    expect(rest.replay).toMatchObject({ passed: true, done: true });
+    // same digest as the headless runner
+    const ex = make!();
+    try { expect(rest.replay.digest).toBe(runScenario(text, ex).digest); } finally { ex.close(); }
+    // it ran on the host: journaled, and event batches went out to the clients
+    expect(core.journal.read().entries.map((e) => e.command.cmd)).toContain('post.send');
+    core.batcher.flushNow();
+    expect(batches.some((b) => b.type === 'events')).toBe(true);
+    const rec = (okr({ cmd: 'scenario.get', args: {} }) as { recording: { name: string; steps: { as?: string; expect?: unknown }[] } }).recording;
+    expect(rec.name).toBe('RC RDMA WRITE: bytes land in the remote MR');
+    expect(rec.steps.map((s) => s.as).filter(Boolean)).toEqual(['pdA', 'pdB', 'bufA', 'bufB', 'mrA', 'mrB', 'cqA', 'cqB', 'qpA', 'qpB']);
+    expect(x({ cmd: 'scenario.step', args: {} }).ok).toBe(true);   // finished: nothing more runs
+    core.close();
+  });
+
+  it('stops at the first failed expectation with expected vs got, and refuses a malformed file with step and field', () => {
+    const { core, x, okr } = host();
+    const sc = JSON.parse(fs.readFileSync(path.join(root, 'e2e/scenarios/rc_rdma_write.json'), 'utf8'));
+    const poll = sc.steps.findIndex((s: { cmd: string }) => s.cmd === 'cq.poll');
+    sc.steps[poll].expect.wc[0].status = 'IBV_WC_REM_ACCESS_ERR';
+    okr({ cmd: 'scenario.load', args: { text: JSON.stringify(sc) } });
+    const r = okr({ cmd: 'scenario.run_to', args: { step: sc.steps.length } }) as { replay: { passed: boolean; failedStep: number; failure: string; position: number } };
+    expect(r.replay.passed).toBe(false);
+    expect(r.replay.failedStep).toBe(poll + 1);
+    expect(r.replay.failure).toMatch(/expect\.wc\.0\.status: expected IBV_WC_REM_ACCESS_ERR \(10\), got IBV_WC_SUCCESS \(0\)/);
+    expect(r.replay.position).toBe(poll + 1);
+
+    sc.steps[3].args = { length: 'big' };
+    const bad = x({ cmd: 'scenario.load', args: { text: JSON.stringify(sc), file: 'bad.json' } });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) {
+      expect(bad.error.code).toBe('BAD_SCENARIO');
+      expect(bad.error.message).toMatch(/step 4 \(buffer\.alloc\) args\.length/);
+      expect(bad.error.field).toBe('steps.3.args.length');
+    }
+    const notJson = x({ cmd: 'scenario.load', args: { text: '{"verbslab": ', file: 'x.json' } });
+    expect(notJson.ok === false && notJson.error.message).toMatch(/x\.json/);
+    core.close();
+  });
+});

@@ -1,0 +1,326 @@
+// The backend host with a scenario recorder and a step-by-step replayer (issue 5), answering the console-only
+// `scenario.*` commands (app/protocol/commands.ts: ScenarioConsoleCommands).
+//
+// Recording: every command the host executes for its clients (and every journal entry it replays after a
+// restart) goes through app/scenario/record.ts with its real outcome, so the current scenario always describes
+// this session, with object names and references instead of handles. Read-only commands (memory.read,
+// qp.query, session.info, ...) are not steps; they back "expect these bytes" / "expect this state".
+//
+// Replay: scenario.load validates a file with app/scenario/load.ts (the loader's step/field message on error);
+// scenario.step / scenario.run_to drive app/scenario/run.ts's ScenarioRun against this host's own execution
+// path, so replayed commands reach the real device, are journaled, stream their events to every client, and
+// are recorded (under the scenario's own names, notes and expectations) like anything a person does.
+import type { Command, DeviceEvent } from '../protocol/index.ts';
+import { CREATES, type Scenario } from '../protocol/scenario.ts';
+import { WcOpcode, WcStatus } from '../protocol/enums.ts';
+import type { ExecResult, Executor } from './api.ts';
+import type { HostCore } from './core.ts';
+import { READ_ONLY } from './journal.ts';
+import { ScenarioRecorder } from '../scenario/record.ts';
+import { ScenarioRun, type StepReport } from '../scenario/run.ts';
+import { parseScenarioText } from '../scenario/load.ts';
+import { enumField, field, handleOf, wcsOf } from '../scenario/results.ts';
+
+type ScenarioCommand = Extract<Command, { cmd: `scenario.${string}` }>;
+
+/** A replayed step as the console shows it (the runner's report without the bulky result). */
+export interface ReplayStep { number: number; cmd: string; ok: boolean; failures: string[]; error?: { code: string; message: string }; events: number }
+
+interface Replay {
+  scenario: Scenario;
+  file: string;
+  run: ScenarioRun;
+  started: boolean;
+  reports: ReplayStep[];
+  // bookkeeping while one run.step() executes
+  active: boolean;
+  events: DeviceEvent[];
+  setupLeft: number;
+  stepCmdSeen: boolean;
+  stepIndex: number;
+}
+
+const fail = (code: string, message: string, field?: string): ExecResult => ({ ok: false, error: { code, message, ...(field ? { field } : {}) } });
+const ok = (result: unknown): ExecResult => ({ ok: true, result });
+
+/** What a recorded step's outcome showed, compactly (enough for "expect this CQE"). */
+function outcomeView(cmd: string, r: ExecResult | undefined) {
+  if (!r) return null;
+  if (!r.ok) return { ok: false, error: { code: r.error.code, message: r.error.message } };
+  if (cmd !== 'cq.poll') return { ok: true };
+  return {
+    ok: true,
+    wcs: wcsOf(r.result).map((w) => {
+      const st = enumField(w, 'status', WcStatus), op = enumField(w, 'opcode', WcOpcode);
+      return {
+        status: WcStatus.name(st.num ?? -1), opcode: st.num === 0 ? WcOpcode.name(op.num ?? -1) : undefined,
+        byteLen: field(w, 'byteLen'), wrId: field(w, 'wrId'),
+      };
+    }),
+  };
+}
+
+function compact(r: StepReport): ReplayStep {
+  return { number: r.number, cmd: r.cmd, ok: r.ok, failures: r.failures, ...(r.error ? { error: r.error } : {}), events: r.events };
+}
+
+/** Host plugin entry (loaded by app/host/main.ts): answer scenario.* and record everything the host executes. */
+export function attach(core: HostCore): ScenarioHost { return new ScenarioHost(core); }
+
+export class ScenarioHost {
+  recorder = new ScenarioRecorder();
+  /** outcome of each recorded step (same index as the recorder's steps) */
+  private outcomes: (ExecResult | undefined)[] = [];
+  /** bumped whenever the recording changes, so clients can skip unchanged refreshes */
+  private version = 0;
+  private inCommand = false;
+  private pending: DeviceEvent[] = [];
+  private restoring = false;
+  private replay: Replay | null = null;
+
+  private readonly base: (c: Command) => ExecResult;
+
+  constructor(readonly core: HostCore) {
+    const executor = core.executor;
+    // tap the executor: events feed the recorder (keys change inside the device) and the replayer's checks;
+    // journal entries replayed at start are recorded with their real outcomes
+    const drain = executor.drainEvents.bind(executor);
+    executor.drainEvents = (max?: number) => { const evs = drain(max); if (evs.length) this.tapped(evs); return evs; };
+    const exec = executor.exec.bind(executor);
+    executor.exec = (c: Command) => { const r = exec(c); if (this.restoring) this.record(c, r); return r; };
+    // every command the host executes for a client passes here (core.handle calls core.execute)
+    this.base = core.execute.bind(core);
+    core.execute = (c: Command) => this.execute(c);
+    const start = core.start.bind(core);
+    core.start = () => {
+      this.restoring = true;
+      try { return start(); } finally { this.restoring = false; this.flushObserved(); }
+    };
+  }
+
+  private tapped(evs: DeviceEvent[]) {
+    if (this.replay?.active) this.replay.events.push(...evs);
+    if (this.inCommand || this.restoring) this.pending.push(...evs);
+    else this.recorder.observe(evs);   // autorun ticks
+  }
+  private flushObserved() {
+    if (!this.pending.length) return;
+    const evs = this.pending; this.pending = [];
+    this.recorder.observe(evs);
+  }
+
+  private record(c: Command, r: ExecResult): number | null {
+    if (READ_ONLY.has(c.cmd)) return null;
+    const before = this.recorder.length;
+    const i = this.recorder.record(c, r);
+    if (c.cmd === 'session.reset') this.outcomes = [];
+    else if (i !== null) { this.outcomes.length = before; this.outcomes[i] = r; }
+    this.version++;
+    return i;
+  }
+
+  /** Execute through the host (journal, events to clients) without recording. */
+  private run(c: Command): ExecResult {
+    this.inCommand = true;
+    try { return this.base(c); } finally { this.inCommand = false; }
+  }
+
+  execute(command: Command): ExecResult {
+    if (command.cmd.startsWith('scenario.')) {
+      let r: ExecResult;
+      try { r = this.scenarioCommand(command as ScenarioCommand); } catch (e) { r = fail('INTERNAL', `${command.cmd}: ${(e as Error).message}`); }
+      this.core.pumpEvents();
+      return r;
+    }
+    if (this.restoring) return this.base(command);   // recorded by the exec tap
+    const r = this.run(command);
+    this.record(command, r);
+    this.flushObserved();
+    return r;
+  }
+
+  // ---------------------------------------------------------------- scenario.* commands
+  private scenarioCommand(c: ScenarioCommand): ExecResult {
+    switch (c.cmd) {
+      case 'scenario.get': return ok(this.state(true));
+      case 'scenario.save': {
+        const v = this.recorder.toScenario();
+        if (!v.ok) return fail('BAD_SCENARIO', `the recording is not a valid scenario: ${v.error.message}`);
+        return ok({ name: this.recorder.name, steps: this.recorder.length, json: this.recorder.toJSON() });
+      }
+      case 'scenario.rename': {
+        const e = this.recorder.rename(c.args.from, c.args.to);
+        if (e) return fail('EINVAL', `rename ${c.args.from} -> ${c.args.to}: ${e.message}`, 'args.to');
+        this.version++;
+        return ok(this.state(false));
+      }
+      case 'scenario.note': {
+        const i = c.args.step - 1;
+        if (i >= this.recorder.length) return fail('ENOENT', `step ${c.args.step}: the recording has ${this.recorder.length} steps`, 'args.step');
+        this.recorder.setNote(i, c.args.note.trim() || undefined);
+        this.version++;
+        return ok(this.state(false));
+      }
+      case 'scenario.expect': return this.expect(c.args);
+      case 'scenario.load': {
+        const file = c.args.file ?? 'scenario';
+        const loaded = parseScenarioText(c.args.text, file);
+        if (!loaded.ok) {
+          const e = loaded.error;
+          const where = e.step ? `steps.${e.step - 1}${e.field ? `.${e.field}` : ''}` : e.field;
+          return fail('BAD_SCENARIO', e.message, where);
+        }
+        this.startReplay(loaded.scenario, file);
+        return ok(this.replayState(true));
+      }
+      case 'scenario.step': {
+        const rp = this.replay;
+        if (!rp) return fail('ENOENT', 'no scenario is loaded for replay (scenario.load first)');
+        const before = rp.reports.length;
+        if (!rp.run.done) this.replayStep(rp);
+        return ok({ ...this.replayState(false), reports: rp.reports.slice(before), from: before });
+      }
+      case 'scenario.run_to': {
+        const rp = this.replay;
+        if (!rp) return fail('ENOENT', 'no scenario is loaded for replay (scenario.load first)');
+        if (c.args.step > rp.scenario.steps.length) return fail('EINVAL', `step ${c.args.step}: the scenario has ${rp.scenario.steps.length} steps`, 'args.step');
+        const before = rp.reports.length;
+        while (!rp.run.done && rp.run.position < c.args.step) {
+          const rep = this.replayStep(rp);
+          if (!rep || !rep.ok) break;
+        }
+        return ok({ ...this.replayState(false), reports: rp.reports.slice(before), from: before });
+      }
+      case 'scenario.close':
+        this.replay = null;
+        return ok({ replay: null });
+    }
+    const never: never = c;
+    return fail('BAD_REQUEST', `unknown command ${(never as { cmd: string }).cmd}`, 'command.cmd');
+  }
+
+  /** "expect this": from a step's own outcome, or from what the device holds now (bytes, a QP's state). */
+  private expect(a: Extract<ScenarioCommand, { cmd: 'scenario.expect' }>['args']): ExecResult {
+    const i = a.step - 1;
+    if (i >= this.recorder.length) return fail('ENOENT', `step ${a.step}: the recording has ${this.recorder.length} steps`, 'args.step');
+    let ex: ReturnType<ScenarioRecorder['expectFromOutcome']>;
+    if (a.bytes || a.qp !== undefined) {
+      // read the device now, record the read as a scratch step to get its expectation in scenario terms
+      // (addresses as "$buf.addr+N", QPs by name), then drop the scratch step
+      const read: Command = a.bytes ? { cmd: 'memory.read', args: { addr: a.bytes.addr, length: a.bytes.length } } : { cmd: 'qp.query', args: { qp: a.qp! } };
+      const r = this.run(read);
+      this.flushObserved();
+      if (!r.ok) return fail(r.error.code, `${read.cmd}: ${r.error.message}`, a.bytes ? 'args.bytes' : 'args.qp');
+      const before = this.recorder.length;
+      const k = this.recorder.record(read, r);
+      ex = k === null ? {} : this.recorder.expectFromOutcome(k);
+      while (this.recorder.length > before) this.recorder.removeStep(this.recorder.length - 1);
+      const what = a.bytes ? 'bytes' : 'qpState';
+      if (!ex[what]) return fail('EINVAL', a.bytes ? `no bytes read at 0x${a.bytes.addr.toString(16)}` : `qp ${a.qp}: no state in the query result`, a.bytes ? 'args.bytes' : 'args.qp');
+      if (a.bytes && typeof ex.bytes![0]!.addr === 'number') return fail('EINVAL', `0x${a.bytes.addr.toString(16)} is not inside a buffer of this recording, so a replay could not find it`, 'args.bytes.addr');
+    } else {
+      const r = this.outcomes[i];
+      const cmd = this.recorder.scenario().steps[i]?.cmd;
+      if (a.only !== undefined && r?.ok && a.only >= wcsOf(r.result).length) return fail('EINVAL', `step ${a.step} polled ${wcsOf(r.result).length} completion(s); there is no completion ${a.only}`, 'args.only');
+      ex = this.recorder.expectFromOutcome(i, a.only);
+      if (!Object.keys(ex).length) return fail('EINVAL', `step ${a.step} (${cmd}) showed nothing to expect (expectations come from errors, polls, reads, queries, events)`, 'args.step');
+    }
+    this.recorder.addExpectation(i, ex);
+    this.version++;
+    return ok({ ...this.state(false), added: ex });
+  }
+
+  // ---------------------------------------------------------------- replay
+  private startReplay(scenario: Scenario, file: string) {
+    const self = this;
+    const adapter: Executor = {
+      exec(c: Command): ExecResult { return self.replayExec(c); },
+      drainEvents(): DeviceEvent[] {
+        const rp = self.replay;
+        if (!rp) return [];
+        const evs = rp.events; rp.events = [];
+        return evs;
+      },
+      pcap: () => this.core.executor.pcap(),
+      close() { /* the host owns the session */ },
+    };
+    this.replay = {
+      scenario, file, run: new ScenarioRun(scenario, adapter), started: false, reports: [],
+      active: false, events: [], setupLeft: 0, stepCmdSeen: false, stepIndex: 0,
+    };
+  }
+
+  private replayStep(rp: Replay): ReplayStep | null {
+    rp.stepIndex = rp.run.position;
+    rp.setupLeft = rp.started ? 0 : 1 + rp.scenario.devices.length;
+    rp.stepCmdSeen = false;
+    rp.active = true;
+    let rep: StepReport | null;
+    try { rep = rp.run.step(); } finally { rp.active = false; rp.started = true; rp.events = []; }
+    if (!rep) return null;
+    const c = compact(rep);
+    rp.reports.push(c);
+    return c;
+  }
+
+  /** A command of the replay: setup and the step's own command are recorded; the runner's checking reads are not. */
+  private replayExec(c: Command): ExecResult {
+    const rp = this.replay!;
+    const r = this.run(c);
+    if (rp.setupLeft > 0) {
+      rp.setupLeft--;
+      this.record(c, r);
+      if (c.cmd === 'session.reset') { this.recorder.name = rp.scenario.name; this.recorder.description = rp.scenario.description; }
+    }
+    else if (!rp.stepCmdSeen) {
+      rp.stepCmdSeen = true;
+      const before = this.recorder.length;
+      const i = this.recorder.record(c, r);
+      if (i !== null) { this.outcomes.length = before; this.outcomes[i] = r; this.version++; this.adopt(rp.scenario.steps[rp.stepIndex], c, r, i); }
+    }
+    this.flushObserved();
+    return r;
+  }
+
+  /** Give the recorded step the scenario's own name, note and expectations. */
+  private adopt(st: Scenario['steps'][number] | undefined, c: Command, r: ExecResult, i: number) {
+    if (!st) return;
+    const kind = CREATES[c.cmd];
+    if (st.as && kind && r.ok) {
+      const h = handleOf(r.result, kind);
+      const auto = h !== undefined ? this.recorder.nameOf(h) : undefined;
+      if (auto && auto !== st.as) this.recorder.rename(auto, st.as);
+    }
+    if (st.note) this.recorder.setNote(i, st.note);
+    if (st.expect && Object.keys(st.expect).length) this.recorder.addExpectation(i, structuredClone(st.expect));
+  }
+
+  private replayState(full: boolean) {
+    const rp = this.replay;
+    if (!rp) return { replay: null };
+    const rep = rp.run.report();
+    return {
+      replay: {
+        file: rp.file, name: rp.scenario.name, description: rp.scenario.description, seed: rp.scenario.seed,
+        devices: rp.scenario.devices, total: rp.scenario.steps.length,
+        position: rp.run.position, done: rp.run.done, started: rp.started,
+        passed: rep.passed, failedStep: rep.failedStep, failure: rep.failure,
+        digest: rp.run.done ? rep.digest : undefined,
+        ...(full ? { steps: rp.scenario.steps, reports: rp.reports } : {}),
+      },
+    };
+  }
+
+  /** The recording (and the replay, if one is loaded) as the console's Scenario tab shows it. */
+  private state(full: boolean) {
+    const s = this.recorder.scenario();
+    return {
+      version: this.version,
+      recording: {
+        name: s.name, seed: s.seed, devices: s.devices, steps: s.steps,
+        outcomes: s.steps.map((st, i) => outcomeView(st.cmd, this.outcomes[i])),
+      },
+      ...(full ? this.replayState(true) : {}),
+    };
+  }
+}
