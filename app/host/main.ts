@@ -5,7 +5,8 @@
 //
 // Node IPC protocol with the server (app/server):
 //   server -> host  { t: 'msg', conn, data }      data = the client's raw message (string or object)
-//   host -> server  { t: 'out', conn, msg }       conn = null: to every client (event batches)
+//   host -> server  { t: 'out', conn, type, count, text }  text = the FromHost message as JSON, serialised once
+//                                                 here and sent as is by the server; conn = null: every client
 //   host -> server  { t: 'ready', pid, journalEntries, replay }
 // Electron: the main process posts { t: 'port' } with one MessagePortMain per renderer connection.
 import fs from 'node:fs';
@@ -90,11 +91,13 @@ async function main(): Promise<void> {
     announce = (c, report) => parentPort.postMessage({ t: 'ready', pid: process.pid, journalEntries: c.journal.count, replay: report });
   } else if (process.send) {
     const send = (m: unknown) => { if (process.connected) process.send!(m); };
-    whenReady((c) => c.addClient((msg: FromHost) => send({ t: 'out', conn: null, msg })));
+    const out = (conn: number | null, msg: FromHost) =>
+      send({ t: 'out', conn, type: msg.type, count: msg.type === 'events' ? msg.count : 0, text: JSON.stringify(msg) });
+    whenReady((c) => c.addClient((msg: FromHost) => out(null, msg)));
     process.on('message', (m: { t?: string; conn?: number; data?: unknown }) => {
       if (m?.t === 'msg' && typeof m.conn === 'number') {
         const conn = m.conn;
-        whenReady((c) => c.handle(m.data, (r) => send({ t: 'out', conn, msg: r })));
+        whenReady((c) => c.handle(m.data, (r) => out(conn, r)));
       } else if (m?.t === 'abort') {
         // deliberate native crash (std::abort in the addon) for the "backend dies" demo and its test
         executor?.addon.abort();

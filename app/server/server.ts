@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { Control } from '../protocol/index.ts';
-import type { FromHost, HostStatus, Reply } from '../protocol/index.ts';
+import type { EventBatch, FromHost, HostStatus, Reply } from '../protocol/index.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..', '..');
@@ -94,7 +94,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const clients = new Map<number, { ws: WebSocket; dropped: number }>();
   let nextConn = 1;
 
-  const sendTo = (ws: WebSocket, msg: FromHost) => { if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg)); };
+  const sendText = (ws: WebSocket, text: string) => { if (ws.readyState === ws.OPEN) ws.send(text); };
+  const sendTo = (ws: WebSocket, msg: FromHost) => sendText(ws, JSON.stringify(msg));
   const setStatus = (s: Omit<HostStatus, 'type'>) => {
     status = { type: 'host', ...s, restarts };
     for (const c of clients.values()) sendTo(c.ws, status);
@@ -108,7 +109,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     const c = fork(hostScript, args, {
       execArgv: hostScript.endsWith('.ts') ? ['--import', 'tsx'] : [],
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-      serialization: 'json',
+      serialization: 'advanced',   // structured clone: the host's JSON text crosses without re-encoding
       cwd: repoRoot,
     });
     child = c;
@@ -118,25 +119,32 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       stderrTail.push(...d.toString().split('\n'));
       if (stderrTail.length > 50) stderrTail.splice(0, stderrTail.length - 50);
     });
-    c.on('message', (m: { t?: string; conn?: number | null; msg?: FromHost; pid?: number; journalEntries?: number; replay?: { failed: unknown[]; skipped: unknown[] } }) => {
+    c.on('message', (m: { t?: string; conn?: number | null; type?: string; count?: number; text?: string; pid?: number; journalEntries?: number; replay?: { failed: unknown[]; skipped: unknown[] } }) => {
       if (c !== child) return;
       if (m.t === 'ready') {
         const problems = (m.replay?.failed.length ?? 0) + (m.replay?.skipped.length ?? 0);
         setStatus({ state: 'up', pid: m.pid, journalEntries: m.journalEntries, ...(problems ? { reason: `journal replayed with ${problems} problem(s)` } : {}) });
         log(`backend host up (pid ${m.pid}, journal ${m.journalEntries} entries)`);
-      } else if (m.t === 'out' && m.msg) {
+      } else if (m.t === 'out' && typeof m.text === 'string') {
+        // the host serialised the message once; it goes to the sockets as is
+        const text = m.text;
         if (m.conn === null || m.conn === undefined) {
           for (const cl of clients.values()) {
-            let msg = m.msg;
-            if (msg.type === 'events') {
-              if (cl.ws.bufferedAmount > 16 * 1024 * 1024) { cl.dropped += msg.count; continue; }
-              if (cl.dropped) { msg = { ...msg, dropped: msg.dropped + cl.dropped }; cl.dropped = 0; }
+            if (m.type === 'events') {
+              if (cl.ws.bufferedAmount > 16 * 1024 * 1024) { cl.dropped += m.count ?? 0; continue; }
+              if (cl.dropped) {
+                const batch = JSON.parse(text) as EventBatch;
+                batch.dropped += cl.dropped;
+                cl.dropped = 0;
+                sendTo(cl.ws, batch);
+                continue;
+              }
             }
-            sendTo(cl.ws, msg);
+            sendText(cl.ws, text);
           }
         } else {
           const cl = clients.get(m.conn);
-          if (cl) sendTo(cl.ws, m.msg);
+          if (cl) sendText(cl.ws, text);
         }
       }
     });
