@@ -72,9 +72,9 @@ void SessionImpl::comp_drain(Qp& q) {
       if (q.sq[i].state == WqeState::Pending || q.sq[i].state == WqeState::Processing) outstanding = true;
     if (q.init.qp_type == QPT_RC) {
       if (outstanding) arm_ack_timer(q);
-      else { q.timer_gen++; q.timer_armed = false; }
+      else q.timer_armed = false;
     }
-    schedule_req(q);
+    if (q.req_idx < q.sq.size()) schedule_req(q);
     check_sq_drained(q);
   }
 }

@@ -117,8 +117,10 @@ struct Qp {
   uint32_t pkts_since_ack = 0;
   bool req_scheduled = false;
   uint32_t retry_left = 7, rnr_left = 7;
-  uint64_t timer_gen = 0;                      // ACK timer generation (bumped to cancel)
+  uint64_t timer_gen = 0;                      // RNR timer generation (bumped to cancel)
   bool timer_armed = false;
+  bool timer_pending = false;                   // an AckTimer action is queued (one per QP)
+  uint64_t timer_deadline = 0;
   bool rnr_wait = false;
   uint32_t comp_psn = 0;                        // oldest unacknowledged PSN
   bool comm_est = false;

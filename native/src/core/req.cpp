@@ -19,10 +19,14 @@ void SessionImpl::schedule_req(Qp& q, uint64_t delay) {
 }
 
 void SessionImpl::arm_ack_timer(Qp& q) {
-  q.timer_gen++;
+  // (re)start the local ACK timeout: 4.096 us * 2^timeout (0 = infinite). One queued action per QP; when it
+  // fires before a moved deadline it re-queues itself.
   q.timer_armed = true;
-  if (q.attr.timeout == 0) return;                 // 0 = infinite
-  Action a; a.t = now + (4096ull << q.attr.timeout); a.kind = Action::AckTimer; a.qp = q.h; a.gen = q.timer_gen;
+  if (q.attr.timeout == 0) return;
+  q.timer_deadline = now + (4096ull << q.attr.timeout);
+  if (q.timer_pending) return;
+  q.timer_pending = true;
+  Action a; a.t = q.timer_deadline; a.kind = Action::AckTimer; a.qp = q.h;
   push(std::move(a));
 }
 
@@ -46,7 +50,7 @@ void SessionImpl::req_run(Qp& q) {
   SendWqe& w = q.sq[q.req_idx];
   const uint32_t op = w.wr.opcode;
   const uint32_t qpt = q.init.qp_type;
-  if (w.state == WqeState::Done) { q.req_idx++; schedule_req(q); return; }   // already-done local op after a retry
+  if (w.state == WqeState::Done) { q.req_idx++; if (q.req_idx < q.sq.size()) schedule_req(q); return; }   // already-done local op after a retry
   if (w.state == WqeState::Posted && q.req_offset == 0) {
     if (q.state == QPS_SQD) return;                // drained: start nothing new
     if ((w.wr.send_flags & SEND_FENCE) && q.req_idx > 0) return;   // rxe: wait until every earlier WQE completed
@@ -73,7 +77,7 @@ void SessionImpl::req_run(Qp& q) {
     else { w.state = WqeState::Error; w.status = bad; }
     q.req_idx++;
     comp_drain(q);
-    schedule_req(q);
+    if (q.req_idx < q.sq.size()) schedule_req(q);
     return;
   }
   const uint32_t mtu = qpt == QPT_UD ? mtu_bytes(dev(q.dev)->profile.active_mtu) : mtu_bytes(q.attr.path_mtu);
@@ -105,7 +109,7 @@ void SessionImpl::req_run(Qp& q) {
     w.state = WqeState::Done;
     q.req_idx++;
     comp_drain(q);
-    schedule_req(q);
+    if (q.req_idx < q.sq.size()) schedule_req(q);
     return;
   }
   // ---- RC / UC
@@ -197,7 +201,7 @@ void SessionImpl::req_run(Qp& q) {
   send_packet(q, p, dst);
   if (rc && !q.timer_armed) arm_ack_timer(q);
   if (!rc) comp_drain(q);
-  schedule_req(q);
+  if (q.req_idx < q.sq.size()) schedule_req(q);
 }
 
 void SessionImpl::req_retry(Qp& q, uint32_t from_psn) {
@@ -227,7 +231,15 @@ void SessionImpl::req_retry(Qp& q, uint32_t from_psn) {
 }
 
 void SessionImpl::on_ack_timer(Qp& q, uint64_t gen) {
-  if (gen != q.timer_gen || !q.timer_armed) return;
+  (void)gen;
+  q.timer_pending = false;
+  if (!q.timer_armed) return;
+  if (now < q.timer_deadline) {
+    q.timer_pending = true;
+    Action a; a.t = q.timer_deadline; a.kind = Action::AckTimer; a.qp = q.h;
+    push(std::move(a));
+    return;
+  }
   q.timer_armed = false;
   if (q.state != QPS_RTS && q.state != QPS_SQD) return;
   if (q.rnr_wait) return;
