@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Command, FromHost } from '../protocol/index.ts';
 import type { ExecResult } from './api.ts';
-import { HostCore, type HostExecutor } from './core.ts';
-import { attach } from './recorder.ts';
+import type { HostExecutor } from './core.ts';
+import { ScenarioHostCore } from './recorder.ts';
 import { runScenario } from '../scenario/run.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -26,8 +26,8 @@ try {
 
 function host() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-rec-'));
-  const core = new HostCore(make!(), { sessionDir: dir, defaultDevice: null, batcher: { intervalMs: 0 } as never });
-  const plugin = attach(core);
+  const core = new ScenarioHostCore(make!(), { sessionDir: dir, defaultDevice: null, batcher: { intervalMs: 0 } });
+  const plugin = core.scenario;
   core.start();
   const batches: FromHost[] = [];
   core.addClient((m) => batches.push(m));
@@ -59,7 +59,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     okr({ cmd: 'cq.poll', args: { cq: cqA } });
     expect(x({ cmd: 'pd.dealloc', args: { pd: 99999 } }).ok).toBe(false);
 
-    const st = okr({ cmd: 'scenario.get', args: {} }) as { recording: { devices: unknown[]; steps: { cmd: string; args: Record<string, unknown>; as?: string; expect?: unknown }[]; outcomes: ({ wcs?: { status: string }[] } | null)[] } };
+    const st = okr({ cmd: 'scenario.get', args: {} }) as { recording: { devices: unknown[]; steps: { cmd: string; args: Record<string, unknown>; as?: string; note?: string; expect?: unknown }[]; outcomes: ({ wcs?: { status: string }[] } | null)[] } };
     const steps = st.recording.steps;
     expect(st.recording.devices).toEqual([{ name: 'dev0', profile: 'rxe' }, { name: 'dev1', profile: 'rxe' }]);
     expect(steps.map((s) => s.cmd)).not.toContain('memory.read');

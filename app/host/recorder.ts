@@ -14,7 +14,7 @@ import type { Command, DeviceEvent } from '../protocol/index.ts';
 import { CREATES, type Scenario } from '../protocol/scenario.ts';
 import { WcOpcode, WcStatus } from '../protocol/enums.ts';
 import type { ExecResult, Executor } from './api.ts';
-import type { HostCore } from './core.ts';
+import { HostCore, type HostExecutor, type HostOptions } from './core.ts';
 import { READ_ONLY } from './journal.ts';
 import { ScenarioRecorder } from '../scenario/record.ts';
 import { ScenarioRun, type StepReport } from '../scenario/run.ts';
@@ -64,8 +64,17 @@ function compact(r: StepReport): ReplayStep {
   return { number: r.number, cmd: r.cmd, ok: r.ok, failures: r.failures, ...(r.error ? { error: r.error } : {}), events: r.events };
 }
 
-/** Host plugin entry (loaded by app/host/main.ts): answer scenario.* and record everything the host executes. */
+/** Attach the recorder/replayer to a host core: it answers scenario.* and records everything the core executes. */
 export function attach(core: HostCore): ScenarioHost { return new ScenarioHost(core); }
+
+/** The host core app/host/main.ts instantiates when this file is present: HostCore with the recorder attached. */
+export class ScenarioHostCore extends HostCore {
+  readonly scenario: ScenarioHost;
+  constructor(executor: HostExecutor, opts: HostOptions) {
+    super(executor, opts);
+    this.scenario = new ScenarioHost(this);
+  }
+}
 
 export class ScenarioHost {
   recorder = new ScenarioRecorder();
