@@ -149,3 +149,15 @@ TEST(TransportMisc, IwarpReadSinkRules) {
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, WC_SUCCESS);
 }
+
+TEST(TransportMisc, FreeRunningNeverHangsOnEndlessRnr) {
+  Pair p;
+  p.s.set_free_running(true);
+  SendWr s; s.wr_id = 1; s.opcode = WR_SEND; s.send_flags = SEND_SIGNALED; s.sg_list = {{p.a.buf.addr, 10, p.a.mr.lkey}};
+  ASSERT_TRUE(p.s.post_send(p.a.qp, {s}).ok());    // rnr_retry 7 = infinite, no receive posted: returns anyway
+  EXPECT_TRUE(p.poll(p.a.scq).empty());
+  ASSERT_TRUE(p.recv(p.b, 0, 64, 2).ok());         // the next call finishes the exchange
+  auto wc = p.poll(p.a.scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+}
