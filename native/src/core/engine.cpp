@@ -40,14 +40,14 @@ bool SessionImpl::step() {
 }
 
 // Free-running: run until idle, but never hang the caller on an endless exchange (e.g. RNR retry 7 =
-// infinite against a QP that never posts a receive): stop after 2 s of virtual time or 500k actions; the rest
+// infinite against a QP that never posts a receive): stop after 2 s of virtual time or 200k actions; the rest
 // stays queued and continues on the next call.
 void SessionImpl::run_to_idle() {
   static thread_local int depth = 0;
   if (depth) return;                               // no re-entry from inside an action
   depth++;
   const uint64_t start = now;
-  for (uint64_t n = 0; n < 500000; n++) {
+  for (uint64_t n = 0; n < 200000; n++) {
     if (heap.empty() || heap.front().t > start + 2000000000ull) break;
     step();
   }
