@@ -35,7 +35,11 @@ export default defineConfig({
         '--disable-sync', '--no-first-run', '--disable-quic'],
     },
   },
-  projects: [{ name: 'web', use: { browserName: 'chromium' } }],
+  projects: [
+    { name: 'web', use: { browserName: 'chromium' }, testIgnore: /electron\.spec\.ts$/ },
+    // the Electron shell, only when a binary is available (ELECTRON_PATH; on Linux run under xvfb-run)
+    ...(process.env.ELECTRON_PATH ? [{ name: 'electron', testMatch: /electron\.spec\.ts$/ }] : []),
+  ],
   webServer: {
     command: `node --import tsx app/server/main.ts --port ${port} --session-dir ${process.env.VERBSLAB_E2E_SESSION}`,
     url: `http://127.0.0.1:${port}/healthz`,
