@@ -8,6 +8,7 @@ import { QueuesPanel } from './panels/QueuesPanel.tsx';
 import { WirePanel } from './panels/WirePanel.tsx';
 import { EventsPanel } from './panels/EventsPanel.tsx';
 import { RunPanel } from './panels/RunPanel.tsx';
+import { ScenarioPanel } from './panels/ScenarioPanel.tsx';
 
 export function App() {
   const theme = useConsole((s) => s.theme);
@@ -26,6 +27,7 @@ export function App() {
         {panel === 'wire' && <WirePanel />}
         {panel === 'events' && <EventsPanel />}
         {panel === 'run' && <RunPanel />}
+        {panel === 'scenario' && <ScenarioPanel />}
       </main>
     </div>
   );
