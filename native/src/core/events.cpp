@@ -6,6 +6,8 @@
 
 namespace vl {
 
+static constexpr size_t kMaxQueuedEvents = 1u << 20;
+
 std::string hex(uint64_t v, int width) {
   char b[32];
   std::snprintf(b, sizeof b, "0x%0*llx", width, static_cast<unsigned long long>(v));
@@ -34,6 +36,7 @@ Event& SessionImpl::emit(EventKind k, Handle dev, Handle obj, const char* obj_ki
   e.time_ns = now;
   e.kind = k; e.device = dev; e.obj = obj; e.obj_kind = obj_kind ? obj_kind : ""; e.text = std::move(text);
   events.push_back(std::move(e));
+  if (events.size() > kMaxQueuedEvents) events.pop_front();   // bounded: undrained oldest events are dropped (seq shows the gap)
   return events.back();
 }
 

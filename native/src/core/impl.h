@@ -203,7 +203,7 @@ class SessionImpl {
   bool capture = true;
   uint64_t next_seq = 1;
   std::deque<Event> events;
-  std::vector<PcapRec> pcap;                   // packets sent (for write_pcap), kept while capture is on
+  std::deque<PcapRec> pcap;                    // packets sent (for write_pcap), kept while capture is on (newest 256k)
 
   // engine
   uint64_t now = 0, action_seq = 0;

@@ -32,6 +32,7 @@ void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
     e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = dst;
     e.pkt = a.pkt;
     pcap.push_back({now, src, dst, a.ip_id, a.pkt});
+    if (pcap.size() > (1u << 18)) pcap.pop_front();
   }
   uint64_t t = now + wire_latency_ns;
   bool dup = false;
