@@ -105,7 +105,19 @@ struct Host {
 inline ::testing::AssertionResult pump(std::vector<Host*> hosts, const std::function<bool()>& done, int64_t limit_ms = 60000) {
   const int64_t end = mono_ms() + limit_ms;
   while (!done()) {
-    if (mono_ms() > end) return ::testing::AssertionFailure() << "not done after the " << limit_ms << " ms safety limit";
+    if (mono_ms() > end) {
+      auto f = ::testing::AssertionFailure() << "not done after the " << limit_ms << " ms safety limit; last events:";
+      for (size_t i = 0; i < hosts.size(); i++) {
+        std::vector<Event> ev;
+        for (auto& e : hosts[i]->s.drain_events())   // the transport's decisions, not every packet
+          if (e.kind != EventKind::PacketSent && e.kind != EventKind::PacketReceived && e.kind != EventKind::PacketDropped) ev.push_back(e);
+        size_t from = ev.size() > 40 ? ev.size() - 40 : 0;
+        for (size_t k = from; k < ev.size(); k++)
+          f << "\n  host " << i << " t=" << ev[k].time_ns << " kind " << static_cast<int>(ev[k].kind) << " " << ev[k].text
+            << " a=" << ev[k].a << " b=" << ev[k].b << " c=" << ev[k].c;
+      }
+      return f;
+    }
     for (Host* h : hosts) h->t->poll(hosts.size() == 1 ? 1000000 : 100000);
   }
   return ::testing::AssertionSuccess();
