@@ -23,7 +23,19 @@ bool SessionImpl::step() {
   if (a.t > now) now = a.t;
   switch (a.kind) {
     case Action::ReqRun:
-      if (Qp* q = qp(a.qp)) { q->req_scheduled = false; req_run(*q); }
+      if (Qp* q = qp(a.qp)) {
+        q->req_scheduled = false;
+        if (!free_running) { req_run(*q); break; }
+        // free running: let the requester emit up to 64 packets in this action instead of re-queuing itself
+        batching_qp = q->h;
+        for (int i = 0; i < 64; i++) {
+          q->req_scheduled = false;
+          req_run(*q);
+          if (!q->req_scheduled) break;
+        }
+        batching_qp = 0;
+        if (q->req_scheduled) { q->req_scheduled = false; schedule_req(*q); }
+      }
       break;
     case Action::Deliver:
       deliver(a.src_dev, a.dst_dev, a.ip_id, a.pkt);

@@ -210,6 +210,7 @@ class SessionImpl {
   std::vector<Action> heap;
   FaultConfig faults;
   bool free_running = false;
+  Handle batching_qp = 0;                      // free running: QP whose ReqRun action is looping
   uint64_t wire_latency_ns = 1000;
   uint16_t ip_id = 0;
 

@@ -14,6 +14,7 @@ static bool is_read_or_atomic(uint32_t op) { return op == WR_RDMA_READ || op == 
 void SessionImpl::schedule_req(Qp& q, uint64_t delay) {
   if (q.req_scheduled) return;
   q.req_scheduled = true;
+  if (batching_qp == q.h && delay == 0) return;    // the running ReqRun action loops instead
   Action a; a.t = now + delay; a.kind = Action::ReqRun; a.qp = q.h;
   push(std::move(a));
 }
