@@ -151,6 +151,9 @@ test('a session recorded in the GUI is saved, and the saved file passes headless
   await page.getByTestId('expect-bytes-length').fill('8');
   await page.getByTestId('expect-bytes').click();
   await expect(page.getByTestId('rec-step-json')).toContainText('"hex": "cafebabe01020304"');
+  await selectContaining(page.getByTestId('expect-qp'), 'on left');
+  await page.getByTestId('expect-qp-state').click();
+  await expect(page.getByTestId('rec-step-json')).toContainText('"state": "IBV_QPS_RTS"');
   await page.getByTestId('step-note').fill('the CQE of the RDMA WRITE');
   await page.getByTestId('step-note-save').click();
   await expect(page.locator('[data-testid="rec-step"][data-cmd="cq.poll"]').last()).toContainText('the CQE of the RDMA WRITE');
@@ -165,6 +168,8 @@ test('a session recorded in the GUI is saved, and the saved file passes headless
   const poll = saved.steps.filter((s: { cmd: string }) => s.cmd === 'cq.poll').pop();
   expect(poll.expect.wc).toEqual([{ status: 'IBV_WC_SUCCESS', opcode: 'IBV_WC_RDMA_WRITE', wrId: 1 }]);
   expect(poll.expect.bytes).toEqual([{ addr: '$buf1.addr', hex: 'cafebabe01020304' }]);
+  expect(poll.expect.qpState).toEqual([{ qp: 'qp0', state: 'IBV_QPS_RTS' }]);
+  expect(poll.note).toBe('the CQE of the RDMA WRITE');
 
   // ---- headless replay of the saved file: passes (exit code 0 only if every expectation held)
   const out = execFileSync(process.execPath, ['app/cli/verbslab.mjs', 'run', file, '--json'], { encoding: 'utf8' });
@@ -227,6 +232,14 @@ test('a failed expectation stops the replay at that step and shows expected vs g
   sc.steps[i].expect.wc[0].status = 'IBV_WC_REM_ACCESS_ERR';
   await page.getByTestId('scenario-file').setInputFiles({ name: 'wrong_status.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(sc)) });
   await expect(page.getByTestId('replay')).toHaveAttribute('data-file', 'wrong_status.json');
+  // run to a step: it stops there, everything before it passed
+  await page.getByTestId('replay-run-to-n').fill('5');
+  await page.getByTestId('replay-run-to').click();
+  await expect(page.getByTestId('replay-status')).toHaveAttribute('data-position', '5');
+  await expect(page.getByTestId('replay-status')).toHaveAttribute('data-state', 'paused');
+  await expect(page.locator('[data-testid="replay-row"][data-status="ok"]')).toHaveCount(5);
+  await expect(page.locator('[data-testid="replay-row"][data-step="6"]')).toHaveAttribute('data-status', 'next');
+  // play on: it stops at the broken expectation
   await page.getByTestId('replay-play').click();
   await expect(page.getByTestId('replay-status')).toHaveAttribute('data-state', 'failed');
   await expect(page.getByTestId('replay-failure')).toHaveAttribute('data-step', String(i + 1));

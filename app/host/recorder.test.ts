@@ -131,6 +131,29 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     core.close();
   });
 
+  it('a restarted host rebuilds the recording from its journal; an unchanged recording is not sent again', () => {
+    const { core, okr, dir } = host();
+    const d = okr({ cmd: 'device.create', args: { profile: 'rxe', name: 'alpha' } }).handle as number;
+    okr({ cmd: 'pd.alloc', args: { device: d } });
+    const buf = okr({ cmd: 'buffer.alloc', args: { length: 64 } });
+    const v = (okr({ cmd: 'scenario.get', args: {} }) as { version: number }).version;
+    expect(okr({ cmd: 'scenario.get', args: { known: v } })).toEqual({ version: v, unchanged: true });
+    okr({ cmd: 'memory.read', args: { addr: buf.addr, length: 8 } });   // a read changes nothing
+    expect(okr({ cmd: 'scenario.get', args: { known: v } })).toEqual({ version: v, unchanged: true });
+    okr({ cmd: 'memory.write', args: { addr: buf.addr, data: '01' } });
+    expect(okr({ cmd: 'scenario.get', args: { known: v } }).version).toBeGreaterThan(v);
+    core.close();
+    const again = new ScenarioHostCore(make!(), { sessionDir: dir, defaultDevice: null });
+    again.start();
+    const r = again.execute({ cmd: 'scenario.get', args: {} });
+    expect(r.ok && (r.result as { recording: unknown }).recording).toMatchObject({
+      devices: [{ name: 'alpha', profile: 'rxe' }],
+      steps: [{ cmd: 'pd.alloc', args: { device: 'alpha' }, as: 'pd0' }, { cmd: 'buffer.alloc', args: { length: 64 }, as: 'buf0' },
+        { cmd: 'memory.write', args: { addr: '$buf0.addr', data: '01' } }],
+    });
+    again.close();
+  });
+
   it('stops at the first failed expectation with expected vs got, and refuses a malformed file with step and field', () => {
     const { core, x, okr } = host();
     const sc = JSON.parse(fs.readFileSync(path.join(root, 'e2e/scenarios/rc_rdma_write.json'), 'utf8'));

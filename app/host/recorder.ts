@@ -151,7 +151,9 @@ export class ScenarioHost {
   // ---------------------------------------------------------------- scenario.* commands
   private scenarioCommand(c: ScenarioCommand): ExecResult {
     switch (c.cmd) {
-      case 'scenario.get': return ok(this.state(true));
+      case 'scenario.get':
+        if (c.args.known !== undefined && c.args.known === this.version) return ok({ version: this.version, unchanged: true });
+        return ok(this.state(true));
       case 'scenario.save': {
         const v = this.recorder.toScenario();
         if (!v.ok) return fail('BAD_SCENARIO', `the recording is not a valid scenario: ${v.error.message}`);
@@ -180,6 +182,7 @@ export class ScenarioHost {
           return fail('BAD_SCENARIO', e.message, where);
         }
         this.startReplay(loaded.scenario, file);
+        this.version++;
         return ok(this.replayState(true));
       }
       case 'scenario.step': {
@@ -202,6 +205,7 @@ export class ScenarioHost {
       }
       case 'scenario.close':
         this.replay = null;
+        this.version++;
         return ok({ replay: null });
     }
     const never: never = c;
@@ -265,7 +269,7 @@ export class ScenarioHost {
     rp.stepCmdSeen = false;
     rp.active = true;
     let rep: StepReport | null;
-    try { rep = rp.run.step(); } finally { rp.active = false; rp.started = true; rp.events = []; }
+    try { rep = rp.run.step(); } finally { rp.active = false; rp.started = true; rp.events = []; this.version++; }
     if (!rep) return null;
     const c = compact(rep);
     rp.reports.push(c);

@@ -143,7 +143,8 @@ const cc = <N extends string, A extends z.ZodRawShape>(name: N, args: A) =>
   z.object({ cmd: z.literal(name), args: z.object(args).strict() }).strict();
 const StepNo = z.number().int().min(1).max(100_000);
 export const ScenarioConsoleCommands = [
-  cc('scenario.get', {}),
+  // known: the version the client already shows; when nothing changed since, only { version } comes back
+  cc('scenario.get', { known: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }),
   cc('scenario.save', {}),
   cc('scenario.rename', { from: z.string().min(1).max(64), to: z.string().min(1).max(64) }),
   cc('scenario.note', { step: StepNo, note: z.string().max(2000) }),

@@ -3,7 +3,7 @@
 // loaded scenario file, step by step on the real device through the host, stopping at the first failed
 // expectation with the runner's own "expected ..., got ..." sentence.
 import { useEffect, useMemo, useState, useSyncExternalStore, type ChangeEvent } from 'react';
-import { useConsole, useConsoleStore } from '../store/context.tsx';
+import { useConsole, useConsoleStore, useModel } from '../store/context.tsx';
 import { scenarioStoreFor, watchScenario, type OutcomeView, type ReplayStep, type ScenarioState, type StepView } from '../store/scenario.ts';
 import { ErrorMessage, Field, Pending, Section, parseNum } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
@@ -117,6 +117,30 @@ function BytesForm() {
   );
 }
 
+function QpStateForm() {
+  const store = useScenarioStore();
+  useConsole((s) => s.versions.queues);
+  const model = useModel();
+  const devices = useConsole((s) => s.devices);
+  const steps = useScenario((s) => s.recording?.steps.length ?? 0);
+  const qps = [...model.queues.qps.values()].filter((q) => !q.destroyed);
+  const [qp, setQp] = useState<number | null>(null);
+  const q = qps.find((x) => x.handle === qp) ?? qps[0];
+  const devName = (h: number) => devices.find((d) => d.handle === h)?.name ?? `device ${h}`;
+  return (
+    <form className="form" aria-label="expect this QP state" data-testid="expect-qp-form"
+      onSubmit={(e) => { e.preventDefault(); if (q && steps) void store.getState().expect({ step: steps, qp: q.handle }); }}>
+      <Field label="QP">
+        <select data-testid="expect-qp" value={q?.handle ?? ''} onChange={(e) => setQp(Number(e.target.value))}>
+          {qps.map((x) => <option key={x.handle} value={x.handle}>QP {x.handle} (qp_num {x.qpn}) on {devName(x.device)}</option>)}
+        </select>
+      </Field>
+      <button type="submit" data-testid="expect-qp-state" disabled={!q || !steps}>Expect its state (queried now) after step {steps || '—'}</button>
+      <ErrorMessage form="scenario.expect:qp" />
+    </form>
+  );
+}
+
 function download(name: string, text: string) {
   const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
   const a = document.createElement('a');
@@ -145,6 +169,7 @@ function Recording() {
           </div>
           <RenameForm />
           <BytesForm />
+          <QpStateForm />
           <VirtualRows count={count} rowHeight={24} height={Math.min(360, 24 * Math.max(count, 3) + 4)} follow={sel === null} selected={selected}
             onSelect={setSel} testid="rec-steps" label="recorded steps"
             render={(i) => {

@@ -53,7 +53,7 @@ export function createScenarioStore(console_: ConsoleStore): ScenarioStore {
   const store = createStore<ScenarioState>()((set, get) => {
     /** merge a reply's recording / replay parts into the state */
     function absorb(result: unknown) {
-      if (!isRec(result)) return;
+      if (!isRec(result) || result.unchanged === true) return;
       const patch: Partial<ScenarioState> = {};
       if (typeof result.version === 'number') patch.version = result.version;
       if (isRec(result.recording)) patch.recording = result.recording as unknown as Recording;
@@ -95,7 +95,8 @@ export function createScenarioStore(console_: ConsoleStore): ScenarioStore {
         try {
           do {
             again = false;
-            const r = await exec('scenario.get', { cmd: 'scenario.get', args: {} });
+            const known = get().version;
+            const r = await exec('scenario.get', { cmd: 'scenario.get', args: known >= 0 ? { known } : {} });
             if (r) absorb(r.result);
           } while (again);
         } finally { inflight = false; }
@@ -111,7 +112,7 @@ export function createScenarioStore(console_: ConsoleStore): ScenarioStore {
         return !!r;
       },
       async expect(args) {
-        const form = args.bytes || args.qp !== undefined ? 'scenario.expect' : `scenario.expect:${args.step}`;
+        const form = args.bytes ? 'scenario.expect' : args.qp !== undefined ? 'scenario.expect:qp' : `scenario.expect:${args.step}`;
         const r = await exec(form, { cmd: 'scenario.expect', args });
         if (r) absorb(r.result);
         return !!r;
