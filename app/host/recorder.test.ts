@@ -178,4 +178,24 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     expect(notJson.ok === false && notJson.error.message).toMatch(/x\.json/);
     core.close();
   });
+
+  it('every library scenario replays through the host, and what the host recorded of it passes headless again', () => {
+    const dir = path.join(root, 'e2e/scenarios');
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json'));
+    expect(files.length).toBeGreaterThan(10);
+    const results: string[] = [];
+    for (const f of files) {
+      const { core, okr } = host();
+      const text = fs.readFileSync(path.join(dir, f), 'utf8');
+      const total = (okr({ cmd: 'scenario.load', args: { text, file: f } }) as { replay: { total: number } }).replay.total;
+      const rp = (okr({ cmd: 'scenario.run_to', args: { step: total } }) as { replay: { passed: boolean; failure?: string } }).replay;
+      const saved = okr({ cmd: 'scenario.save', args: {} }) as { json: string };
+      const ex = make!();
+      try {
+        const rep = runScenario(saved.json, ex);
+        results.push(`${f}: replay ${rp.passed ? 'passed' : rp.failure}; recording ${rep.passed ? 'passed' : rep.failure}`);
+      } finally { ex.close(); core.close(); }
+    }
+    expect(results).toEqual(files.map((f) => `${f}: replay passed; recording passed`));
+  });
 });
