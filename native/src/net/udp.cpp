@@ -516,6 +516,7 @@ size_t UdpTransport::receive(Sock& k) {
       pktbuf_.assign(data, data + n);
       S_.deliver_framed(0, dev_, f, 0, pktbuf_);
     }
+    flush();                                       // ACKs / read responses out now, not after the whole burst
     if (size_t(r) < kRxBatch) break;
   }
   return total;
