@@ -80,8 +80,9 @@ export class ScenarioHost {
   recorder = new ScenarioRecorder();
   /** outcome of each recorded step (same index as the recorder's steps) */
   private outcomes: (ExecResult | undefined)[] = [];
-  /** bumped whenever the recording changes, so clients can skip unchanged refreshes */
-  private version = 0;
+  /** bumped whenever the recording or the replay changes, so clients can skip unchanged refreshes; starts from
+   *  the clock so that a restarted host never repeats a version a client already holds */
+  private version = Date.now() * 1000;
   private inCommand = false;
   private pending: DeviceEvent[] = [];
   private restoring = false;
