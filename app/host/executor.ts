@@ -430,15 +430,15 @@ export class NativeExecutor implements Executor {
       }
       case 'journal.get':
         return fail('EOPNOTSUPP', 'journal.get is answered by the backend host (this executor has no journal)');
+      case 'scenario.get': case 'scenario.save': case 'scenario.rename': case 'scenario.note': case 'scenario.expect':
+      case 'scenario.load': case 'scenario.step': case 'scenario.run_to': case 'scenario.close':
+        return fail('EOPNOTSUPP', `${c.cmd} is answered by the backend host's scenario recorder (app/host/recorder.ts), not by the device`);
     }
     // commands outside the device protocol (e.g. the recorder's scenario.*) are answered by the backend host
     return fail('EOPNOTSUPP', `${(c as { cmd: string }).cmd} is answered by the backend host, not by the device`, 'command.cmd');
   }
 }
 
-      case 'scenario.get': case 'scenario.save': case 'scenario.rename': case 'scenario.note': case 'scenario.expect':
-      case 'scenario.load': case 'scenario.step': case 'scenario.run_to': case 'scenario.close':
-        return fail('EOPNOTSUPP', `${c.cmd} is answered by the backend host's scenario recorder (app/host/recorder.ts), not by the device`);
 /** Convenience for runners: an executor with defaults. */
 export function createExecutor(opts: ExecutorExtra = {}): NativeExecutor {
   return new NativeExecutor(opts);
