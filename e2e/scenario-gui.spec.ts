@@ -266,3 +266,25 @@ test('a malformed scenario file is refused with the step and field', async ({ pa
   await expect(page.getByTestId('error-message').filter({ hasText: 'step 4' })).toContainText('buffer.explode');
   expect(problems).toEqual([]);
 });
+
+test('a long scenario: the step list is virtualized and keeps the next step in view', async ({ page }) => {
+  const problems = await open(page);
+  await panel(page, 'scenario');
+  const steps = [{ cmd: 'buffer.alloc', args: { length: 4096 }, as: 'buf' },
+    ...Array.from({ length: 400 }, (_, i) => ({ cmd: 'memory.write', args: { addr: `$buf.addr+${i}`, data: (i & 0xff).toString(16).padStart(2, '0') } }))];
+  steps[steps.length - 1] = { ...steps[steps.length - 1]!, expect: { bytes: [{ addr: '$buf.addr+398', hex: '8e8f' }] } } as never;
+  const sc = { verbslab: 'scenario', version: 1, name: 'long', seed: 3, devices: [{ name: 'dev0', profile: 'rxe' }], steps };
+  await page.getByTestId('scenario-file').setInputFiles({ name: 'long.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(sc)) });
+  await expect(page.getByTestId('replay')).toHaveAttribute('data-file', 'long.json');
+  const rendered = await page.getByTestId('replay-row').count();
+  expect(rendered).toBeGreaterThan(0);
+  expect(rendered).toBeLessThan(200);
+  await page.getByTestId('replay-run-to-n').fill('300');
+  await page.getByTestId('replay-run-to').click();
+  await expect(page.getByTestId('replay-status')).toHaveAttribute('data-position', '300');
+  await expect(page.locator('[data-testid="replay-row"][data-step="301"]')).toHaveAttribute('data-status', 'next');
+  await expect(page.locator('[data-testid="replay-row"][data-step="301"]')).toBeInViewport();
+  await page.getByTestId('replay-all').click();
+  await expect(page.getByTestId('replay-status')).toHaveAttribute('data-state', 'passed');
+  expect(problems).toEqual([]);
+});

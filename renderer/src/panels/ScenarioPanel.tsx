@@ -2,7 +2,7 @@
 // with references, from app/host/recorder.ts) with rename / note / "expect this" / save, and the replay of a
 // loaded scenario file, step by step on the real device through the host, stopping at the first failed
 // expectation with the runner's own "expected ..., got ..." sentence.
-import { useEffect, useMemo, useState, useSyncExternalStore, type ChangeEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type ChangeEvent } from 'react';
 import { useConsole, useConsoleStore, useModel } from '../store/context.tsx';
 import { scenarioStoreFor, watchScenario, type OutcomeView, type ReplayStep, type ScenarioState, type StepView } from '../store/scenario.ts';
 import { ErrorMessage, Field, Pending, Section, parseNum } from '../components/ui.tsx';
@@ -219,6 +219,15 @@ function ReplaySection() {
   const busy = useConsole((s) => !!s.pending['scenario.replay']);
   const [to, setTo] = useState('');
   const [sel, setSel] = useState<number | null>(null);
+  // keep the step about to run in view while stepping or playing through a long scenario
+  const listBox = useRef<HTMLDivElement>(null);
+  const position = rp?.position ?? 0;
+  useEffect(() => {
+    const el = listBox.current?.querySelector<HTMLElement>('[data-testid="replay-steps"]');
+    if (!el) return;
+    const top = position * 24;
+    if (top < el.scrollTop || top + 24 > el.scrollTop + el.clientHeight) el.scrollTop = Math.max(0, top - el.clientHeight / 2);
+  }, [position]);
   const onFile = async (e: ChangeEvent<HTMLInputElement>) => {
     const f = e.target.files?.[0];
     e.target.value = '';
@@ -265,9 +274,11 @@ function ReplaySection() {
           )}
           {rp.digest ? <div className="small muted" data-testid="replay-digest">event-log digest {rp.digest}</div> : null}
           <ErrorMessage form="scenario.replay" />
+          <div ref={listBox}>
           <VirtualRows count={rp.total} rowHeight={24} height={Math.min(420, 24 * Math.max(rp.total, 3) + 4)} follow={false} selected={sel ?? rp.position}
             onSelect={setSel} testid="replay-steps" label="scenario steps"
             render={(i) => <ReplayRow i={i} st={rp.steps[i]!} rep={rp.reports[i]} next={!rp.done && i === rp.position} />} />
+          </div>
         </div>
       )}
     </Section>
