@@ -323,3 +323,73 @@ TEST(UdpTransport, TwoProcessesOverLoopback) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "child: 1 = setup/transfer failed, 2 = a byte differed";
 }
+
+std::string wire_find_shared(const std::string& rel, std::string* tried);
+
+// Kernel rxe sends IPv4 with DF and a non-zero, incrementing IP ID: the ID is recovered from the ICRC. Frames of
+// the shared rxe capture all recover their real ID; a corrupted frame recovers none.
+TEST(UdpTransport, RecoversTheIpv4IdOfKernelRxeFrames) {
+  std::string tried;
+  const std::string pcap = wire_find_shared("fixtures/rocev2/rxe-rc-pingpong-ipv4.pcap", &tried);
+  ASSERT_FALSE(pcap.empty()) << "fixture not found; tried:\n" << tried;
+  std::vector<vl::wire::PcapRecord> recs;
+  std::string err;
+  ASSERT_TRUE(vl::wire::read_pcap(pcap, recs, &err)) << err;
+  size_t n = 0, nonzero = 0;
+  for (auto& r : recs) {
+    vl::wire::Framing f;
+    const uint8_t* pl = nullptr;
+    size_t len = 0;
+    if (!vl::wire::parse_frame(r.data.data(), r.data.size(), f, &pl, &len, &err) || f.dst_port != 4791) continue;
+    ASSERT_TRUE(vl::wire::icrc_ok(f, pl, len));
+    const uint16_t real = f.ip_id;
+    nonzero += real != 0;
+    vl::wire::Framing g = f;
+    g.ip_id = 0;
+    ASSERT_TRUE(vl::net::recover_ipv4_id(g, pl, len)) << "frame " << n;
+    EXPECT_EQ(g.ip_id, real);
+    std::vector<uint8_t> bad(pl, pl + len);
+    bad[len / 2] ^= 0x10;
+    vl::wire::Framing h = f;
+    h.ip_id = 0;
+    EXPECT_FALSE(vl::net::recover_ipv4_id(h, bad.data(), bad.size())) << "frame " << n;
+    n++;
+  }
+  EXPECT_GT(n, 20u);
+  EXPECT_GT(nonzero, n / 2);
+}
+
+// A datagram written with our own IPv4 header (raw socket: DF, ID 0x1234, UDP checksum 0, source port 0xC123) as
+// kernel rxe would send it reaches the QP.
+TEST(UdpTransport, AcceptsRxeStyleIpv4HeaderWithNonZeroId) {
+  Pair p;
+  ASSERT_TRUE(p.open());
+  Host &a = p.a, &b = p.b;
+  ASSERT_TRUE(a.recv(0, 64, 42).ok());
+  int fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+  ASSERT_GE(fd, 0) << "raw socket: " << std::strerror(errno);
+  vl::wire::Packet pk;
+  pk.opcode = vl::wire::RC_SEND_ONLY; pk.dest_qp = a.qpn; pk.psn = b.psn; pk.ack_req = true;
+  const char msg[] = "hello from rxe";
+  pk.payload = reinterpret_cast<const uint8_t*>(msg); pk.payload_len = sizeof msg;
+  vl::wire::Framing f;
+  inet_pton(AF_INET, lo_addr(3).c_str(), f.src_ip);
+  inet_pton(AF_INET, lo_addr(2).c_str(), f.dst_ip);
+  f.src_port = 0xC123; f.dst_port = a.t->port(); f.ip_id = 0x1234; f.df = true;
+  std::vector<uint8_t> udp, frame;
+  vl::wire::encode(pk, f, udp);
+  vl::wire::frame(f, udp.data(), udp.size(), frame);          // Ethernet + IPv4 (checksum) + UDP (checksum 0)
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  std::memcpy(&to.sin_addr, f.dst_ip, 4);
+  ASSERT_EQ(sendto(fd, frame.data() + 14, frame.size() - 14, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), ssize_t(frame.size() - 14));
+  close(fd);
+  std::vector<Wc> wc;
+  ASSERT_TRUE(pump({&a, &b}, wait_cq(a, a.rcq, wc, 1), 10000));
+  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+  EXPECT_EQ(wc[0].wr_id, 42u);
+  EXPECT_EQ(wc[0].byte_len, sizeof msg);
+  auto got = a.bytes(0, sizeof msg);
+  EXPECT_EQ(std::string(got.begin(), got.end() - 1), "hello from rxe");
+  EXPECT_EQ(a.t->stats().rx_dropped, 0u);
+}

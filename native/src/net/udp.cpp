@@ -22,7 +22,8 @@ namespace {
 
 constexpr size_t kTxBatch = 64;
 constexpr size_t kRxBatch = 64;
-constexpr size_t kRxSlot = 9216;              // > 4096 PMTU + headers; bigger datagrams are refused as truncated
+constexpr size_t kRxSlot = 9216;
+constexpr int64_t kSpinNs = 50000;             // keep polling this long after the last datagram before sleeping              // > 4096 PMTU + headers; bigger datagrams are refused as truncated
 
 int64_t mono_ns() {
   timespec ts;
@@ -230,6 +231,50 @@ uint32_t roce_active_mtu(uint32_t netdev_mtu) {
   if (m >= 1024) return MTU_1024;
   if (m >= 512) return MTU_512;
   return MTU_256;
+}
+
+// ---------------------------------------------------------------- IPv4 ID recovery
+
+bool recover_ipv4_id(wire::Framing& f, const uint8_t* p, size_t n) {
+  if (f.ipv6 || n < 16) return false;
+  uint32_t got = uint32_t(p[n - 4]) | uint32_t(p[n - 3]) << 8 | uint32_t(p[n - 2]) << 16 | uint32_t(p[n - 1]) << 24;
+  wire::Framing g = f;
+  g.ip_id = 0;
+  const uint32_t c0 = wire::icrc(g, p, n);
+  // basis: what each ID bit flips in the CRC for a packet of this length (cached per length)
+  struct Basis { size_t len = 0; uint32_t col[16]; };
+  static thread_local Basis cache[8];
+  static thread_local unsigned next = 0;
+  Basis* b = nullptr;
+  for (auto& c : cache) if (c.len == n) b = &c;
+  if (!b) {
+    b = &cache[next++ % 8];
+    b->len = n;
+    for (int i = 0; i < 16; i++) { g.ip_id = static_cast<uint16_t>(1u << i); b->col[i] = wire::icrc(g, p, n) ^ c0; }
+  }
+  // solve sum(x_i * col_i) = got ^ c0 over GF(2): Gaussian elimination on 32-bit columns
+  uint32_t col[16];
+  uint16_t comb[16];
+  for (int i = 0; i < 16; i++) { col[i] = b->col[i]; comb[i] = static_cast<uint16_t>(1u << i); }
+  uint32_t target = got ^ c0;
+  uint16_t x = 0;
+  int rank = 0;
+  for (int bit = 31; bit >= 0 && rank < 16; bit--) {
+    int piv = -1;
+    for (int i = rank; i < 16; i++) if (col[i] >> bit & 1) { piv = i; break; }
+    if (piv < 0) continue;
+    std::swap(col[piv], col[rank]);
+    std::swap(comb[piv], comb[rank]);
+    for (int i = 0; i < 16; i++)
+      if (i != rank && (col[i] >> bit & 1)) { col[i] ^= col[rank]; comb[i] ^= comb[rank]; }
+    if (target >> bit & 1) { target ^= col[rank]; x ^= comb[rank]; }
+    rank++;
+  }
+  if (target != 0) return false;                   // no ID explains this CRC: corrupted
+  g.ip_id = x;
+  if (wire::icrc(g, p, n) != got) return false;
+  f.ip_id = x;
+  return true;
 }
 
 // ---------------------------------------------------------------- transport
@@ -512,6 +557,7 @@ size_t UdpTransport::receive(Sock& k) {
       if (Qp* q = S_.qp_by_qpn(dev_, dqpn); q && q->init.qp_type == QPT_UD) { drop_rx("UD over the UDP transport is not supported", data, n); continue; }
       wire::Framing f = framing_for(k, src, sport, port_);
       std::swap(f.src_ip, f.dst_ip);               // the peer sent it: src = peer, dst = our bound address
+      if (!f.ipv6 && !wire::icrc_ok(f, data, n)) recover_ipv4_id(f, data, n);   // e.g. kernel rxe: ID != 0
       if (capture_) recs_.push_back({S_.now, f, std::vector<uint8_t>(data, data + n)});
       pktbuf_.assign(data, data + n);
       S_.deliver_framed(0, dev_, f, 0, pktbuf_);
@@ -545,6 +591,7 @@ size_t UdpTransport::poll(int64_t timeout_ns) {
     flush();
     for (auto& k : socks_) work += receive(k);
     if (work) {
+      last_work_ = mono_ns();
       sync_clock();
       work += run_due();
       flush();
@@ -555,6 +602,7 @@ size_t UdpTransport::poll(int64_t timeout_ns) {
     int64_t wait = deadline - now;
     if (!S_.heap.empty()) wait = std::min<int64_t>(wait, std::max<int64_t>(0, int64_t(S_.heap.front().t) - int64_t(S_.now)));
     if (busy_ || wait == 0) continue;
+    if (now - last_work_ < kSpinNs) continue;      // a burst is likely still arriving: spin briefly, no sleep
     pollfd pf[16];
     nfds_t nf = 0;
     for (auto& k : socks_) if (nf < 16) pf[nf++] = {k.fd, POLLIN, 0};

@@ -53,6 +53,12 @@ std::vector<GidEntry> roce_gid_table(const Interface& ifc);
 // rxe's active_mtu for a netdev MTU: the largest IB MTU (256..4096) that fits after RoCEv2 headers.
 uint32_t roce_active_mtu(uint32_t netdev_mtu);
 
+// IPv4 peers that do not send ID 0 (kernel rxe increments the IP ID per packet): find the ID that makes the ICRC
+// check out, using the CRC's linearity (icrc(id) = icrc(0) ^ L(id), L linear, 16 unknowns, 32 equations). Sets
+// f.ip_id and returns true when one exists. This spends 16 of the ICRC's 32 bits on the unknown ID, so it is only
+// tried after the check with ID 0 failed.
+bool recover_ipv4_id(wire::Framing& f, const uint8_t* udp_payload, size_t len);
+
 struct UdpOptions {
   std::string interface;       // attach to this host interface (GID table from its addresses), or
   std::string address;         // to one local address: GID table = [default link-local GID, this address]
@@ -114,6 +120,7 @@ class UdpTransport : public WirePort {
   uint16_t port_ = wire::kRoceUdpPort, peer_port_ = wire::kRoceUdpPort;
   bool busy_ = false, capture_ = false;
   int64_t base_ = 0;                         // CLOCK_MONOTONIC ns at session time 0
+  int64_t last_work_ = 0;                    // CLOCK_MONOTONIC ns of the last poll() that did something
   std::vector<GidEntry> gids_;
   std::vector<Sock> socks_;
   std::vector<int> sock_of_gid_;             // gid index -> socks_ index or -1
