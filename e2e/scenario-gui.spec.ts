@@ -141,6 +141,12 @@ test('a session recorded in the GUI is saved, and the saved file passes headless
   await expect(page.getByTestId('rename-form').getByTestId('error-message')).toContainText('already used');
   await page.getByTestId('rename-form').getByRole('button', { name: 'dismiss error' }).click();
 
+  // "expect these packets" on the step that ran the engine (the wire carried the write and its ACK)
+  await page.locator('[data-testid="rec-step"][data-cmd="engine.run"]').click();
+  await expect(page.getByTestId('rec-packets')).toContainText('RC_RDMA_WRITE_ONLY ×1 from left; RC_ACKNOWLEDGE ACK ×1 from right');
+  await page.getByTestId('expect-packets').click();
+  await expect(page.getByTestId('rec-step-json')).toContainText('"opcode": "RC_RDMA_WRITE_ONLY"');
+
   // "expect this CQE" on the poll, and "expect these bytes" in the remote buffer
   await page.locator('[data-testid="rec-step"][data-cmd="cq.poll"]').last().click();
   await expect(page.getByTestId('rec-wc').first()).toContainText('IBV_WC_SUCCESS IBV_WC_RDMA_WRITE');
@@ -170,6 +176,8 @@ test('a session recorded in the GUI is saved, and the saved file passes headless
   expect(poll.expect.bytes).toEqual([{ addr: '$buf1.addr', hex: 'cafebabe01020304' }]);
   expect(poll.expect.qpState).toEqual([{ qp: 'qp0', state: 'IBV_QPS_RTS' }]);
   expect(poll.note).toBe('the CQE of the RDMA WRITE');
+  expect(saved.steps.find((s: { cmd: string }) => s.cmd === 'engine.run').expect.packet).toEqual([
+    { opcode: 'RC_RDMA_WRITE_ONLY', count: 1, from: 'left' }, { opcode: 'RC_ACKNOWLEDGE', syndrome: 'ACK', count: 1, from: 'right' }]);
 
   // ---- headless replay of the saved file: passes (exit code 0 only if every expectation held)
   const out = execFileSync(process.execPath, ['app/cli/verbslab.mjs', 'run', file, '--json'], { encoding: 'utf8' });

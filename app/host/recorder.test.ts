@@ -87,8 +87,20 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     expect(JSON.stringify(after)).toContain('"qp":"qpA"');
     expect(after[0]!.note).toBe('first PD');
 
+    // "expect these packets": what the device sent while engine.run ran
+    const run = steps.findIndex((s) => s.cmd === 'engine.run');
+    const seen = (st.recording.outcomes[run] as unknown as { packet: unknown[] }).packet;
+    expect(seen).toEqual([
+      { opcode: 'RC_RDMA_WRITE_ONLY', count: 1, from: 'dev0' },
+      { opcode: 'RC_ACKNOWLEDGE', syndrome: 'ACK', count: 1, from: 'dev1' },
+    ]);
+    expect(x({ cmd: 'scenario.expect', args: { step: run + 1, packets: true } }).ok).toBe(true);
+    const none = x({ cmd: 'scenario.expect', args: { step: 1, packets: true } });
+    expect(none.ok === false && none.error.message).toMatch(/sent no packet/);
+
     const saved = okr({ cmd: 'scenario.save', args: {} }) as { json: string };
     const obj = JSON.parse(saved.json);
+    expect(obj.steps[run].expect).toEqual({ packet: seen });
     obj.steps.pop();   // the dealloc of an unknown handle 99999 stays a raw handle; drop it
     const headless = make!();
     try {
@@ -189,6 +201,13 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
       const text = fs.readFileSync(path.join(dir, f), 'utf8');
       const total = (okr({ cmd: 'scenario.load', args: { text, file: f } }) as { replay: { total: number } }).replay.total;
       const rp = (okr({ cmd: 'scenario.run_to', args: { step: total } }) as { replay: { passed: boolean; failure?: string } }).replay;
+      if (f === 'srq_limit_event.json') {
+        // what the console shows of a step includes the async events the device raised during it
+        const outs = (okr({ cmd: 'scenario.get', args: {} }) as { recording: { outcomes: ({ asyncEvent?: { type: string; obj?: string }[] } | null)[] } }).recording.outcomes;
+        const k = outs.findIndex((o) => o?.asyncEvent?.some((a) => a.type === 'IBV_EVENT_SRQ_LIMIT_REACHED'));
+        expect(k).toBeGreaterThanOrEqual(0);
+        expect(outs[k]!.asyncEvent![0]!.obj).toMatch(/^[A-Za-z]/);
+      }
       const saved = okr({ cmd: 'scenario.save', args: {} }) as { json: string };
       const ex = make!();
       try {

@@ -11,15 +11,15 @@
 // path, so replayed commands reach the real device, are journaled, stream their events to every client, and
 // are recorded (under the scenario's own names, notes and expectations) like anything a person does.
 import type { Command, DeviceEvent } from '../protocol/index.ts';
-import { CREATES, type Scenario } from '../protocol/scenario.ts';
-import { WcOpcode, WcStatus } from '../protocol/enums.ts';
+import { BthOpcode, CREATES, SyndromeNames, type BthOpcodeName, type Expect, type Scenario } from '../protocol/scenario.ts';
+import { EventType, WcOpcode, WcStatus } from '../protocol/enums.ts';
 import type { ExecResult, Executor } from './api.ts';
 import { HostCore, type HostExecutor, type HostOptions } from './core.ts';
 import { READ_ONLY } from './journal.ts';
 import { ScenarioRecorder } from '../scenario/record.ts';
-import { ScenarioRun, type StepReport } from '../scenario/run.ts';
+import { ScenarioRun, syndromeName, type StepReport } from '../scenario/run.ts';
 import { parseScenarioText } from '../scenario/load.ts';
-import { enumField, field, handleOf, wcsOf } from '../scenario/results.ts';
+import { enumField, field, handleOf, kindKey, packetBytes, wcsOf } from '../scenario/results.ts';
 
 type ScenarioCommand = Extract<Command, { cmd: `scenario.${string}` }>;
 
@@ -44,12 +44,12 @@ const fail = (code: string, message: string, field?: string): ExecResult => ({ o
 const ok = (result: unknown): ExecResult => ({ ok: true, result });
 
 /** What a recorded step's outcome showed, compactly (enough for "expect this CQE"). */
-function outcomeView(cmd: string, r: ExecResult | undefined) {
+function outcomeView(cmd: string, r: ExecResult | undefined, seen: Partial<Expect>) {
   if (!r) return null;
-  if (!r.ok) return { ok: false, error: { code: r.error.code, message: r.error.message } };
-  if (cmd !== 'cq.poll') return { ok: true };
+  if (!r.ok) return { ok: false, error: { code: r.error.code, message: r.error.message }, ...seen };
+  if (cmd !== 'cq.poll') return { ok: true, ...seen };
   return {
-    ok: true,
+    ok: true, ...seen,
     wcs: wcsOf(r.result).map((w) => {
       const st = enumField(w, 'status', WcStatus), op = enumField(w, 'opcode', WcOpcode);
       return {
@@ -58,6 +58,34 @@ function outcomeView(cmd: string, r: ExecResult | undefined) {
       };
     }),
   };
+}
+
+/** Packets sent and async events raised while a step ran, as the device reported them. */
+interface Seen {
+  packets: { opcode: BthOpcodeName; syndrome?: string; device: number; count: number }[];
+  asyncs: { type: string; obj: number }[];
+}
+const OPCODE_NAME = new Map(Object.entries(BthOpcode).map(([k, v]) => [v as number, k as BthOpcodeName]));
+function seenOf(evs: readonly DeviceEvent[]): Seen {
+  const packets = new Map<string, Seen['packets'][number]>();
+  const asyncs: Seen['asyncs'] = [];
+  for (const e of evs) {
+    const k = kindKey(e.kind);
+    if (k === 'packetsent') {
+      const b = packetBytes(e);
+      const opcode = b && b.length >= 12 ? OPCODE_NAME.get(b[0]!) : undefined;
+      if (!opcode) continue;
+      const syn = syndromeName(b!);
+      const syndrome = syn && (SyndromeNames as readonly string[]).includes(syn) ? syn : undefined;
+      const key = `${opcode}/${syndrome ?? ''}/${e.device}`;
+      const p = packets.get(key);
+      if (p) p.count++; else packets.set(key, { opcode, ...(syndrome ? { syndrome } : {}), device: e.device, count: 1 });
+    } else if (k === 'asyncevent') {
+      const type = EventType.name(e.a);
+      if (type && (EventType.names as readonly string[]).includes(type)) asyncs.push({ type, obj: e.obj });
+    }
+  }
+  return { packets: [...packets.values()], asyncs };
 }
 
 function compact(r: StepReport): ReplayStep {
@@ -80,6 +108,8 @@ export class ScenarioHost {
   recorder = new ScenarioRecorder();
   /** outcome of each recorded step (same index as the recorder's steps) */
   private outcomes: (ExecResult | undefined)[] = [];
+  /** packets and async events during each recorded step (same index) */
+  private seen: (Seen | undefined)[] = [];
   /** bumped whenever the recording or the replay changes, so clients can skip unchanged refreshes; starts from
    *  the clock so that a restarted host never repeats a version a client already holds */
   private version = Date.now() * 1000;
@@ -123,10 +153,16 @@ export class ScenarioHost {
     if (READ_ONLY.has(c.cmd)) return null;
     const before = this.recorder.length;
     const i = this.recorder.record(c, r);
-    if (c.cmd === 'session.reset') this.outcomes = [];
-    else if (i !== null) { this.outcomes.length = before; this.outcomes[i] = r; }
+    if (c.cmd === 'session.reset') { this.outcomes = []; this.seen = []; }
+    else if (i !== null) this.keep(i, before, r);
     this.version++;
     return i;
+  }
+
+  /** Remember step i's outcome and what the device showed during it (events drained while it ran). */
+  private keep(i: number, before: number, r: ExecResult) {
+    this.outcomes.length = before; this.outcomes[i] = r;
+    this.seen.length = before; this.seen[i] = seenOf(this.pending);
   }
 
   /** Execute through the host (journal, events to clients) without recording. */
@@ -232,6 +268,10 @@ export class ScenarioHost {
       const what = a.bytes ? 'bytes' : 'qpState';
       if (!ex[what]) return fail('EINVAL', a.bytes ? `no bytes read at 0x${a.bytes.addr.toString(16)}` : `qp ${a.qp}: no state in the query result`, a.bytes ? 'args.bytes' : 'args.qp');
       if (a.bytes && typeof ex.bytes![0]!.addr === 'number') return fail('EINVAL', `0x${a.bytes.addr.toString(16)} is not inside a buffer of this recording, so a replay could not find it`, 'args.bytes.addr');
+    } else if (a.packets || a.asyncEvents) {
+      const seen = this.seenView(this.seen[i]);
+      ex = a.packets ? { packet: seen.packet } : { asyncEvent: seen.asyncEvent };
+      if (!ex.packet && !ex.asyncEvent) return fail('EINVAL', `step ${a.step}: the device ${a.packets ? 'sent no packet' : 'raised no async event'} while it ran`, 'args.step');
     } else {
       const r = this.outcomes[i];
       const cmd = this.recorder.scenario().steps[i]?.cmd;
@@ -242,6 +282,25 @@ export class ScenarioHost {
     this.recorder.addExpectation(i, ex);
     this.version++;
     return ok({ ...this.state(false), added: ex });
+  }
+
+  /** A step's packets / async events as expectations, in scenario terms (device and object names). */
+  private seenView(s: Seen | undefined): Partial<Expect> {
+    if (!s) return {};
+    const out: Partial<Expect> = {};
+    if (s.packets.length) {
+      out.packet = s.packets.map((p) => {
+        const from = this.recorder.nameOf(p.device);
+        return { opcode: p.opcode, ...(p.syndrome ? { syndrome: p.syndrome as never } : {}), count: p.count, ...(from ? { from } : {}) };
+      });
+    }
+    if (s.asyncs.length) {
+      out.asyncEvent = s.asyncs.map((a) => {
+        const obj = this.recorder.nameOf(a.obj);
+        return { type: a.type as never, ...(obj ? { obj } : {}) };
+      });
+    }
+    return out;
   }
 
   // ---------------------------------------------------------------- replay
@@ -290,7 +349,7 @@ export class ScenarioHost {
       rp.stepCmdSeen = true;
       const before = this.recorder.length;
       const i = this.recorder.record(c, r);
-      if (i !== null) { this.outcomes.length = before; this.outcomes[i] = r; this.version++; this.adopt(rp.scenario.steps[rp.stepIndex], c, r, i); }
+      if (i !== null) { this.keep(i, before, r); this.version++; this.adopt(rp.scenario.steps[rp.stepIndex], c, r, i); }
     }
     this.flushObserved();
     return r;
@@ -332,7 +391,7 @@ export class ScenarioHost {
       version: this.version,
       recording: {
         name: s.name, seed: s.seed, devices: s.devices, steps: s.steps,
-        outcomes: s.steps.map((st, i) => outcomeView(st.cmd, this.outcomes[i])),
+        outcomes: s.steps.map((st, i) => outcomeView(st.cmd, this.outcomes[i], this.seenView(this.seen[i]))),
       },
       ...(full ? this.replayState(true) : {}),
     };

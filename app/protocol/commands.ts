@@ -153,6 +153,8 @@ export const ScenarioConsoleCommands = [
     only: z.number().int().min(0).max(4095).optional(),
     bytes: z.object({ addr: Addr, length: z.number().int().min(1).max(4096) }).strict().optional(),
     qp: HandleSchema.optional(),
+    packets: z.boolean().optional(),       // the packets the device sent during the step
+    asyncEvents: z.boolean().optional(),   // the async events it raised during the step
   }),
   cc('scenario.load', { text: z.string().max(6 * 1024 * 1024), file: z.string().max(200).optional() }),
   cc('scenario.step', {}),

@@ -48,6 +48,18 @@ function StepDetail({ index }: { index: number }) {
           <button type="button" data-testid="expect-cqe" onClick={() => void store.getState().expect({ step: n, only: k })}>Expect this CQE</button>
         </div>
       ))}
+      {out?.packet?.length ? (
+        <div className="form" data-testid="rec-packets">
+          <span className="mono small">packets sent during the step: {out.packet.map((p) => `${p.opcode}${p.syndrome ? ` ${p.syndrome}` : ''} ×${p.count}${p.from ? ` from ${p.from}` : ''}`).join('; ')}</span>
+          <button type="button" data-testid="expect-packets" onClick={() => void store.getState().expect({ step: n, packets: true })}>Expect these packets</button>
+        </div>
+      ) : null}
+      {out?.asyncEvent?.length ? (
+        <div className="form" data-testid="rec-async">
+          <span className="mono small">async events during the step: {out.asyncEvent.map((a) => `${a.type}${a.obj ? ` on ${a.obj}` : ''}`).join('; ')}</span>
+          <button type="button" data-testid="expect-async" onClick={() => void store.getState().expect({ step: n, asyncEvents: true })}>Expect these async events</button>
+        </div>
+      ) : null}
       <div className="form">
         {canExpect && (
           <button type="button" data-testid="expect-outcome" onClick={() => void store.getState().expect({ step: n })}>

@@ -7,7 +7,10 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { ConsoleStore } from './store.ts';
 
 export interface WcView { status: string; opcode?: string; byteLen?: unknown; wrId?: unknown }
-export interface OutcomeView { ok: boolean; error?: { code: string; message: string }; wcs?: WcView[] }
+export interface PacketSeen { opcode: string; syndrome?: string; count: number; from?: string }
+export interface AsyncSeen { type: string; obj?: string }
+/** what a recorded step did on the device: its error, its completions, the packets and async events during it */
+export interface OutcomeView { ok: boolean; error?: { code: string; message: string }; wcs?: WcView[]; packet?: PacketSeen[]; asyncEvent?: AsyncSeen[] }
 export interface StepView { cmd: string; args: Record<string, unknown>; as?: string; note?: string; expect?: Record<string, unknown> }
 export interface Recording { name: string; seed: number; devices: { name: string; profile: string }[]; steps: StepView[]; outcomes: (OutcomeView | null)[] }
 export interface ReplayStep { number: number; cmd: string; ok: boolean; failures: string[]; error?: { code: string; message: string }; events: number }
@@ -28,7 +31,7 @@ export interface ScenarioState {
   rename(from: string, to: string): Promise<boolean>;
   note(step: number, note: string): Promise<boolean>;
   /** "expect this": from step's outcome (only = one completion of a poll), or bytes/QP state read now */
-  expect(args: { step: number; only?: number; bytes?: { addr: number; length: number }; qp?: number }): Promise<boolean>;
+  expect(args: { step: number; only?: number; bytes?: { addr: number; length: number }; qp?: number; packets?: boolean; asyncEvents?: boolean }): Promise<boolean>;
   /** the recording as scenario file text (validated by the host), or null (error shown under scenario.save) */
   save(): Promise<{ name: string; json: string } | null>;
   load(text: string, file: string): Promise<boolean>;
