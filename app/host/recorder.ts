@@ -153,7 +153,7 @@ export class ScenarioHost {
     if (READ_ONLY.has(c.cmd)) return null;
     const before = this.recorder.length;
     const i = this.recorder.record(c, r);
-    if (c.cmd === 'session.reset') { this.outcomes = []; this.seen = []; }
+    if (c.cmd === 'session.reset') { this.outcomes = []; this.seen = []; this.recorder.name = 'recorded session'; this.recorder.description = ''; }
     else if (i !== null) this.keep(i, before, r);
     this.version++;
     return i;
