@@ -165,12 +165,17 @@ test('a session recorded in the GUI is saved, and the saved file passes headless
   await expect(page.locator('[data-testid="rec-step"][data-cmd="cq.poll"]').last()).toContainText('the CQE of the RDMA WRITE');
   await noErrors(page);
 
+  await page.getByTestId('scenario-name').fill('GUI RDMA write lab');
+  await page.getByTestId('scenario-description').fill('recorded by hand in the console');
+  await page.getByTestId('scenario-meta-save').click();
+  await expect(page.getByTestId('scenario-meta-save')).toBeDisabled();
   // ---- save: a real download of the scenario file
   const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('scenario-save').click()]);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vl-rec-')), dl.suggestedFilename());
   await dl.saveAs(file);
   const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
-  expect(saved).toMatchObject({ verbslab: 'scenario', version: 1, devices: [{ name: 'left', profile: 'rxe' }, { name: 'right', profile: 'rxe' }] });
+  expect(dl.suggestedFilename()).toBe('GUI_RDMA_write_lab.json');
+  expect(saved).toMatchObject({ verbslab: 'scenario', version: 1, name: 'GUI RDMA write lab', description: 'recorded by hand in the console', devices: [{ name: 'left', profile: 'rxe' }, { name: 'right', profile: 'rxe' }] });
   const poll = saved.steps.filter((s: { cmd: string }) => s.cmd === 'cq.poll').pop();
   expect(poll.expect.wc).toEqual([{ status: 'IBV_WC_SUCCESS', opcode: 'IBV_WC_RDMA_WRITE', wrId: 1 }]);
   expect(poll.expect.bytes).toEqual([{ addr: '$buf1.addr', hex: 'cafebabe01020304' }]);

@@ -98,8 +98,11 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     const none = x({ cmd: 'scenario.expect', args: { step: 1, packets: true } });
     expect(none.ok === false && none.error.message).toMatch(/sent no packet/);
 
-    const saved = okr({ cmd: 'scenario.save', args: {} }) as { json: string };
+    okr({ cmd: 'scenario.meta', args: { name: 'my lab', description: 'an RDMA WRITE' } });
+    const saved = okr({ cmd: 'scenario.save', args: {} }) as { json: string; name: string };
+    expect(saved.name).toBe('my lab');
     const obj = JSON.parse(saved.json);
+    expect(obj).toMatchObject({ name: 'my lab', description: 'an RDMA WRITE' });
     expect(obj.steps[run].expect).toEqual({ packet: seen });
     obj.steps.pop();   // the dealloc of an unknown handle 99999 stays a raw handle; drop it
     const headless = make!();

@@ -209,6 +209,11 @@ export class ScenarioHost {
         this.version++;
         return ok(this.state(false));
       }
+      case 'scenario.meta':
+        if (c.args.name !== undefined) this.recorder.name = c.args.name.trim() || this.recorder.name;
+        if (c.args.description !== undefined) this.recorder.description = c.args.description;
+        this.version++;
+        return ok(this.state(false));
       case 'scenario.expect': return this.expect(c.args);
       case 'scenario.load': {
         const file = c.args.file ?? 'scenario';
@@ -390,7 +395,7 @@ export class ScenarioHost {
     return {
       version: this.version,
       recording: {
-        name: s.name, seed: s.seed, devices: s.devices, steps: s.steps,
+        name: s.name, description: s.description, seed: s.seed, devices: s.devices, steps: s.steps,
         outcomes: s.steps.map((st, i) => outcomeView(st.cmd, this.outcomes[i], this.seenView(this.seen[i]))),
       },
       ...(full ? this.replayState(true) : {}),

@@ -78,6 +78,25 @@ function StepDetail({ index }: { index: number }) {
   );
 }
 
+function MetaForm() {
+  const store = useScenarioStore();
+  const name = useScenario((s) => s.recording?.name ?? '');
+  const description = useScenario((s) => s.recording?.description ?? '');
+  const [n, setN] = useState(name);
+  const [d, setD] = useState(description);
+  useEffect(() => setN(name), [name]);
+  useEffect(() => setD(description), [description]);
+  const problem = n.trim() ? null : 'name: at least one character';
+  return (
+    <form className="form" aria-label="scenario name" data-testid="meta-form" onSubmit={(e) => { e.preventDefault(); if (!problem) void store.getState().meta(n.trim(), d); }}>
+      <Field label="Scenario name"><input data-testid="scenario-name" value={n} onChange={(e) => setN(e.target.value)} size={28} maxLength={200} aria-invalid={!!problem} /></Field>
+      <Field label="Description"><input data-testid="scenario-description" value={d} onChange={(e) => setD(e.target.value)} size={48} maxLength={20000} /></Field>
+      <button type="submit" data-testid="scenario-meta-save" disabled={!!problem || (n.trim() === name && d === description)}>Set</button>
+      <ErrorMessage form="scenario.meta" local={problem} />
+    </form>
+  );
+}
+
 function RenameForm() {
   const store = useScenarioStore();
   const rec = useScenario((s) => s.recording);
@@ -179,6 +198,7 @@ function Recording() {
             {count} step{count === 1 ? '' : 's'} · devices: {rec.devices.map((d) => `${d.name} (${d.profile})`).join(', ') || 'none'} · seed {rec.seed}
             {' '}· everything done in the console since the last session reset; reads (memory, QP queries) are not steps
           </div>
+          <MetaForm />
           <RenameForm />
           <BytesForm />
           <QpStateForm />

@@ -12,7 +12,7 @@ export interface AsyncSeen { type: string; obj?: string }
 /** what a recorded step did on the device: its error, its completions, the packets and async events during it */
 export interface OutcomeView { ok: boolean; error?: { code: string; message: string }; wcs?: WcView[]; packet?: PacketSeen[]; asyncEvent?: AsyncSeen[] }
 export interface StepView { cmd: string; args: Record<string, unknown>; as?: string; note?: string; expect?: Record<string, unknown> }
-export interface Recording { name: string; seed: number; devices: { name: string; profile: string }[]; steps: StepView[]; outcomes: (OutcomeView | null)[] }
+export interface Recording { name: string; description?: string; seed: number; devices: { name: string; profile: string }[]; steps: StepView[]; outcomes: (OutcomeView | null)[] }
 export interface ReplayStep { number: number; cmd: string; ok: boolean; failures: string[]; error?: { code: string; message: string }; events: number }
 export interface Replay {
   file: string; name: string; description: string; seed: number; devices: { name: string; profile: string }[];
@@ -30,6 +30,8 @@ export interface ScenarioState {
   refresh(): Promise<void>;
   rename(from: string, to: string): Promise<boolean>;
   note(step: number, note: string): Promise<boolean>;
+  /** the scenario's own name and description (saved in the file) */
+  meta(name: string, description: string): Promise<boolean>;
   /** "expect this": from step's outcome (only = one completion of a poll), or bytes/QP state read now */
   expect(args: { step: number; only?: number; bytes?: { addr: number; length: number }; qp?: number; packets?: boolean; asyncEvents?: boolean }): Promise<boolean>;
   /** the recording as scenario file text (validated by the host), or null (error shown under scenario.save) */
@@ -111,6 +113,11 @@ export function createScenarioStore(console_: ConsoleStore): ScenarioStore {
       },
       async note(step, note) {
         const r = await exec(`scenario.note:${step}`, { cmd: 'scenario.note', args: { step, note } });
+        if (r) absorb(r.result);
+        return !!r;
+      },
+      async meta(name, description) {
+        const r = await exec('scenario.meta', { cmd: 'scenario.meta', args: { name, description } });
         if (r) absorb(r.result);
         return !!r;
       },
