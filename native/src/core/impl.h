@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/handle_map.h"
 #include "vl/session.h"
 #include "vl/wire.h"
 
@@ -191,13 +192,13 @@ class SessionImpl {
   std::map<uint64_t, Buffer> buffers_by_va;    // va -> buffer
   std::unordered_map<Handle, uint64_t> buffer_va;
   std::map<Handle, Device> devs;
-  std::unordered_map<Handle, Pd> pds;
-  std::unordered_map<Handle, Mr> mrs;
-  std::unordered_map<Handle, Mw> mws;
-  std::unordered_map<Handle, Cq> cqs;
-  std::unordered_map<Handle, Srq> srqs;
-  std::unordered_map<Handle, Ah> ahs;
-  std::unordered_map<Handle, Qp> qps;
+  HandleMap<Pd> pds;
+  HandleMap<Mr> mrs;
+  HandleMap<Mw> mws;
+  HandleMap<Cq> cqs;
+  HandleMap<Srq> srqs;
+  HandleMap<Ah> ahs;
+  HandleMap<Qp> qps;
 
   // events
   bool capture = true;
