@@ -8,6 +8,9 @@
 // bound address (UDP checksum 0 is accepted by the kernel). The engine runs in real time: poll() sets the
 // session clock from CLOCK_MONOTONIC and runs the due actions (requester, ACK/RNR timers), so retransmission
 // and RNR behave as in-process. Single-threaded: poll() and the verbs calls of that session run on one thread.
+// Destroy the transport before its session. Events: PacketSent/PacketReceived/PacketDropped as in-process, with
+// d = 0 (the remote host is not a device of this session); Session::write_pcap() does not include this traffic,
+// UdpTransport::write_pcap() does (real IP/UDP headers). UD QPs are not carried (an AH names no GID).
 #pragma once
 #include <netinet/in.h>
 #include <sys/socket.h>
