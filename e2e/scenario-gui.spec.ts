@@ -118,6 +118,19 @@ test('a session recorded in the GUI is saved, and the saved file passes headless
   await cqLeft.getByTestId('poll-cq').click();
   await expect(cqLeft.getByTestId('wc-status').first()).toHaveText('IBV_WC_SUCCESS');
 
+  // an extra step can be removed from the recording (the device keeps the buffer)
+  await panel(page, 'memory');
+  await page.getByTestId('buffer-length').fill('1');
+  const beforeMistake = await page.getByTestId('buffer-row').count();
+  await page.getByTestId('alloc-buffer').click();
+  await expect(page.getByTestId('buffer-row')).toHaveCount(beforeMistake + 1);
+  await panel(page, 'scenario');
+  const extra = page.locator('[data-testid="rec-step"][data-cmd="buffer.alloc"]').last();
+  await expect(extra).toContainText('buf2');
+  await extra.click();
+  await page.getByTestId('remove-step').click();
+  await expect(page.locator('[data-testid="rec-step"][data-cmd="buffer.alloc"]')).toHaveCount(2);
+
   // ---- the Scenario tab shows what was done, as named steps
   await panel(page, 'scenario');
   for (const [cmd, n] of [['pd.alloc', 2], ['buffer.alloc', 2], ['mr.reg', 2], ['memory.write', 1], ['cq.create', 2], ['qp.create', 2], ['post.send', 1], ['engine.run', 1], ['cq.poll', 1]] as const) {

@@ -99,12 +99,15 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     expect(none.ok === false && none.error.message).toMatch(/sent no packet/);
 
     okr({ cmd: 'scenario.meta', args: { name: 'my lab', description: 'an RDMA WRITE' } });
+    // the failed dealloc of unknown handle 99999 (last step) can go
+    const n0 = (okr({ cmd: 'scenario.get', args: {} }) as typeof st).recording.steps.length;
+    okr({ cmd: 'scenario.remove', args: { step: n0 } });
+    expect((okr({ cmd: 'scenario.get', args: {} }) as typeof st).recording.steps.map((s) => s.cmd)).not.toContain('pd.dealloc');
     const saved = okr({ cmd: 'scenario.save', args: {} }) as { json: string; name: string };
     expect(saved.name).toBe('my lab');
     const obj = JSON.parse(saved.json);
     expect(obj).toMatchObject({ name: 'my lab', description: 'an RDMA WRITE' });
     expect(obj.steps[run].expect).toEqual({ packet: seen });
-    obj.steps.pop();   // the dealloc of an unknown handle 99999 stays a raw handle; drop it
     const headless = make!();
     try {
       const rep = runScenario(obj, headless);
@@ -116,6 +119,10 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
       expect(rep2.passed).toBe(false);
       expect(rep2.failure).toMatch(/expect\.bytes\.0: .*expected cafebabf, got cafebabe/);
     } finally { headless.close(); }
+    // removing a step that created a name used later: saving says which step and which name
+    okr({ cmd: 'scenario.remove', args: { step: 1 } });
+    const refused = x({ cmd: 'scenario.save', args: {} });
+    expect(refused.ok === false && refused.error.message).toMatch(/step \d+ \(mr\.reg\) args\.pd: unknown name "pd0"/);
     core.close();
   });
 

@@ -209,6 +209,16 @@ export class ScenarioHost {
         this.version++;
         return ok(this.state(false));
       }
+      case 'scenario.remove': {
+        const i = c.args.step - 1;
+        if (i >= this.recorder.length) return fail('ENOENT', `step ${c.args.step}: the recording has ${this.recorder.length} steps`, 'args.step');
+        this.recorder.removeStep(i);
+        this.outcomes.splice(i, 1);
+        this.seen.splice(i, 1);
+        this.version++;
+        // what the step created stays named on the device; a later step that uses it makes saving say so
+        return ok(this.state(false));
+      }
       case 'scenario.meta':
         if (c.args.name !== undefined) this.recorder.name = c.args.name.trim() || this.recorder.name;
         if (c.args.description !== undefined) this.recorder.description = c.args.description;

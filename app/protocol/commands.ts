@@ -148,6 +148,7 @@ export const ScenarioConsoleCommands = [
   cc('scenario.save', {}),
   cc('scenario.rename', { from: z.string().min(1).max(64), to: z.string().min(1).max(64) }),
   cc('scenario.note', { step: StepNo, note: z.string().max(2000) }),
+  cc('scenario.remove', { step: StepNo }),
   cc('scenario.meta', { name: z.string().min(1).max(200).optional(), description: z.string().max(20_000).optional() }),
   cc('scenario.expect', {
     step: StepNo,

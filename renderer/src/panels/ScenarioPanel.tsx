@@ -72,8 +72,11 @@ function StepDetail({ index }: { index: number }) {
       <form className="form" aria-label="step note" onSubmit={(e) => { e.preventDefault(); void store.getState().note(n, note); }}>
         <Field label="Step label (note)"><input data-testid="step-note" value={note} onChange={(e) => setNote(e.target.value)} size={40} maxLength={2000} /></Field>
         <button type="submit" data-testid="step-note-save">Save label</button>
+        <button type="button" className="danger" data-testid="remove-step" onClick={() => void store.getState().remove(n)}
+          title="drop this step from the recording (the device keeps what it did; a later step using its name makes saving say so)">Remove step {n}</button>
       </form>
       <ErrorMessage form={`scenario.note:${n}`} />
+      <ErrorMessage form="scenario.remove" />
     </div>
   );
 }

@@ -30,6 +30,8 @@ export interface ScenarioState {
   refresh(): Promise<void>;
   rename(from: string, to: string): Promise<boolean>;
   note(step: number, note: string): Promise<boolean>;
+  /** drop a step from the recording (the device keeps what it did) */
+  remove(step: number): Promise<boolean>;
   /** the scenario's own name and description (saved in the file) */
   meta(name: string, description: string): Promise<boolean>;
   /** "expect this": from step's outcome (only = one completion of a poll), or bytes/QP state read now */
@@ -113,6 +115,11 @@ export function createScenarioStore(console_: ConsoleStore): ScenarioStore {
       },
       async note(step, note) {
         const r = await exec(`scenario.note:${step}`, { cmd: 'scenario.note', args: { step, note } });
+        if (r) absorb(r.result);
+        return !!r;
+      },
+      async remove(step) {
+        const r = await exec('scenario.remove', { cmd: 'scenario.remove', args: { step } });
         if (r) absorb(r.result);
         return !!r;
       },
