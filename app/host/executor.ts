@@ -199,6 +199,12 @@ export class NativeExecutor implements Executor {
     const copy = ['remoteAddr', 'rkey', 'compareAdd', 'swap', 'ah', 'remoteQpn', 'remoteQkey', 'mw', 'bindRkey', 'bindMr',
       'bindAddr', 'bindLength', 'regMr', 'regKey'] as const;
     for (const k of copy) if (w[k] !== undefined) (out as unknown as Record<string, unknown>)[k] = w[k];
+    // regKey is the new 8-bit key byte (ib_update_fast_reg_key); the REG_MR WR carries the whole key:
+    // the MR's 24-bit index with that byte (kernel struct ib_reg_wr.key)
+    if (w.regKey !== undefined && w.regMr !== undefined) {
+      const m = this.s.mr_info(w.regMr);
+      if (m) out.regKey = ((m.lkey & ~0xff) | w.regKey) >>> 0;
+    }
     if (w.bindAccess) out.bindAccess = flagsOf(Access, w.bindAccess);
     if (w.regAccess) out.regAccess = flagsOf(Access, w.regAccess);
     return out;
