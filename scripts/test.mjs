@@ -5,10 +5,9 @@
 // Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findChromium, freePort } from './browser.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const results = path.join(root, 'build', 'test-results');
@@ -43,27 +42,6 @@ if (!fs.existsSync(path.join(root, 'node_modules', 'vitest')) || !fs.existsSync(
     cwd: root, stdio: 'inherit', env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1', PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' },
   });
   if (r.status !== 0) { console.error('npm install failed'); process.exit(1); }
-}
-
-function playwrightCacheChromium() {
-  const base = process.env.PLAYWRIGHT_BROWSERS_PATH || path.join(os.homedir(), '.cache', 'ms-playwright');
-  let dirs = [];
-  try { dirs = fs.readdirSync(base).sort().reverse(); } catch { return null; }
-  for (const d of dirs) {
-    for (const rel of ['chrome-linux/chrome', 'chrome-linux64/chrome', 'chrome-linux/headless_shell', 'chrome-headless-shell-linux64/chrome-headless-shell']) {
-      const p = path.join(base, d, rel);
-      if (/^chromium/.test(d) && fs.existsSync(p)) return p;
-    }
-  }
-  return null;
-}
-function findChromium() {
-  if (process.env.CHROMIUM_PATH) return fs.existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : null;
-  for (const c of ['chromium', 'chromium-browser']) {
-    const r = spawnSync('sh', ['-c', `command -v ${c}`], { encoding: 'utf8' });
-    if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
-  }
-  return playwrightCacheChromium();
 }
 
 const needE2e = want('e2e');
@@ -173,14 +151,6 @@ if (want('scenarios')) {
   } else {
     console.log('\n== scenarios: none registered (e2e/scenarios/*.json with app/scenario/cli.ts)');
   }
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
 }
 
 if (want('e2e')) {

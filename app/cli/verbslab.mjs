@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // verbslab: command-line entry.
 //   verbslab devices            software device profiles, and real RDMA devices (or "none found")
-//   verbslab bench [--json]     runs build/native/vl_bench --json (building it if needed) and prints its figures
+//   verbslab bench [--json] [--no-ui]  native figures (build/native/vl_bench, built if needed) and the console's
+//                               figures in headless Chromium (e2e/console-perf.spec.ts); one JSON object with --json
 //   verbslab run ...            scenarios, headless (app/scenario/cli.ts)
 //   verbslab export-c ...       scenario -> C (app/scenario/cli.ts)
 //   verbslab pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (native/tools/vl_pingpong.cpp)
@@ -14,7 +15,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const USAGE = `usage: verbslab <command>
   devices            list the software device profiles and the real RDMA devices
-  bench [--json]     run the native benchmarks (build/native/vl_bench) and print their figures
+  bench [--json] [--no-ui]
+                     run the benchmarks: native device (vl_bench) and the console in headless Chromium
   run ...            run scenario files headless (verbslab run --help)
   export-c ...       export a scenario as a C program using libibverbs
   pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (server without HOST; -h for options)`;
@@ -46,20 +48,45 @@ async function devices(args) {
 
 async function bench(args) {
   const json = args.includes('--json');
+  const noUi = args.includes('--no-ui');
   const srcDir = path.join(root, 'native', 'bench');
   const hasSrc = fs.existsSync(srcDir) && fs.readdirSync(srcDir).some((f) => f.endsWith('.cpp'));
   if (!hasSrc) { console.error('verbslab bench: not built yet (native/bench has no benchmarks yet)'); return 2; }
-  const { buildBench } = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
-  try { await buildBench(); } catch (e) { console.error(`verbslab bench: build failed: ${e.message}`); return 1; }
+  const build = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
+  try { await build.buildBench(); } catch (e) { console.error(`verbslab bench: build failed: ${e.message}`); return 1; }
   const bin = path.join(root, 'build', 'native', 'vl_bench');
-  const r = spawnSync(bin, ['--json', ...args.filter((a) => a !== '--json')], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync(bin, ['--json', ...args.filter((a) => a !== '--json' && a !== '--no-ui')], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
   if (r.status !== 0) { console.error(`verbslab bench: vl_bench exited with ${r.status ?? r.signal}`); return 1; }
-  if (json) { process.stdout.write(r.stdout); return 0; }
   let data;
-  try { data = JSON.parse(r.stdout); } catch { process.stdout.write(r.stdout); return 0; }
+  try { data = JSON.parse(r.stdout); } catch { process.stdout.write(r.stdout); return json ? 1 : 0; }
+  if (!noUi) Object.assign(data, await uiBench(build));
+  if (json) { process.stdout.write(`${JSON.stringify(data)}\n`); return 0; }
   printFigures(data, '');
   return 0;
 }
+
+// The console's figures (issue 4): e2e/console-perf.spec.ts in headless Chromium against the browser-mode server,
+// run by Playwright; its progress goes to stderr so that --json stays one object on stdout.
+async function uiBench(build) {
+  const { findChromium, freePort } = await import(pathToFileURL(path.join(root, 'scripts', 'browser.mjs')).href);
+  const chromium = findChromium();
+  const skipped = (why) => ({ ui_fps_at_1M_events_per_s: null, ui_event_to_screen_p99_ms: null, ui_longest_task_ms: null, ui: { skipped: why } });
+  if (!chromium) return skipped('no Chromium found (install Debian\'s chromium or set CHROMIUM_PATH); --no-ui skips this part');
+  try { await build.buildAddon(); await build.buildRenderer(); } catch (e) { return skipped(`build failed: ${e.message}`); }
+  const out = path.join(root, 'build', 'ui-bench.json');
+  fs.rmSync(out, { force: true });
+  console.error('verbslab bench: UI benchmark (Playwright, headless Chromium; e2e/console-perf.spec.ts) ...');
+  const r = spawnSync(process.execPath, [path.join(root, 'node_modules', '@playwright', 'test', 'cli.js'), 'test', 'e2e/console-perf.spec.ts', '--reporter=line'], {
+    cwd: root, encoding: 'utf8', stdio: ['ignore', 2, 2],
+    env: { ...process.env, VL_UI_BENCH: '1', VL_UI_BENCH_OUT: out, CHROMIUM_PATH: chromium, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', VERBSLAB_E2E_PORT: String(await freePort()) },
+  });
+  if (!fs.existsSync(out)) return skipped(`the UI benchmark produced no figures (Playwright exit ${r.status ?? r.signal})`);
+  const ui = JSON.parse(fs.readFileSync(out, 'utf8'));
+  const { ui_fps_at_1M_events_per_s: fps, ui_event_to_screen_p99_ms: p99, ui_longest_task_ms: longest, ...rest } = ui;
+  return { ui_fps_at_1M_events_per_s: round(fps, 1), ui_event_to_screen_p99_ms: round(p99, 1), ui_longest_task_ms: round(longest, 1), ui: rest };
+}
+
+const round = (v, d) => (typeof v === 'number' ? Number(v.toFixed(d)) : v);
 
 function printFigures(v, indent) {
   if (Array.isArray(v)) { v.forEach((x, i) => { console.log(`${indent}[${i}]`); printFigures(x, indent + '  '); }); return; }
