@@ -1,11 +1,32 @@
 // Event batching: many events per message, at most one message per interval (one animation frame's worth
 // of time, 16 ms by default). The clock and timer are injectable so the behaviour is testable without
 // depending on wall-clock time.
-import type { DeviceEvent, EventBatch } from '../protocol/index.ts';
+//
+// Events travel as JSON text: the native addon writes a flood of events straight to the protocol's JSON
+// (native/addon/event_json.cpp, used by the autorun tick), other events are serialised here once. A batch is
+// an EventText: its message text is built by concatenation, never by re-serialising objects; `events` parses
+// it on demand for in-process clients and tests.
+import type { DeviceEvent, EventBatch, FromHost } from '../protocol/index.ts';
+
+/** Events already in the protocol's JSON: `json` is `{...},{...}` (no brackets), `first` the first one's seq. */
+export interface EventChunk { json: string; count: number; first: number }
+
+/** One 'events' message whose events are JSON text (see the header). Structurally an EventBatch. */
+export class EventText implements EventBatch {
+  readonly type = 'events' as const;
+  private parsed: DeviceEvent[] | null = null;
+  constructor(readonly first: number, readonly count: number, public dropped: number, readonly json: string) {}
+  get events(): DeviceEvent[] { return (this.parsed ??= this.json ? (JSON.parse(`[${this.json}]`) as DeviceEvent[]) : []); }
+  /** the message as the protocol's JSON text */
+  text(): string { return `{"type":"events","first":${this.first},"count":${this.count},"dropped":${this.dropped},"events":[${this.json}]}`; }
+}
+
+/** The JSON text of a message to a client (an EventText's own text, else JSON.stringify). */
+export function messageText(msg: FromHost): string { return msg instanceof EventText ? msg.text() : JSON.stringify(msg); }
 
 export interface BatcherOptions {
   intervalMs?: number;          // minimum spacing between two messages
-  maxPerBatch?: number;         // events per message; the rest waits for the next slot
+  maxPerBatch?: number;         // events per message (a native chunk is never split); the rest waits for the next slot
   maxQueued?: number;           // beyond this the oldest events are dropped (counted in `dropped`)
   now?: () => number;
   setTimer?: (fn: () => void, ms: number) => unknown;
@@ -13,8 +34,9 @@ export interface BatcherOptions {
 }
 
 export class EventBatcher {
-  private queue: DeviceEvent[] = [];
+  private queue: EventChunk[] = [];
   private head = 0;
+  private nQueued = 0;
   private dropped = 0;
   private last = -Infinity;
   private timer: unknown = null;
@@ -27,7 +49,7 @@ export class EventBatcher {
   /** messages sent so far */
   sent = 0;
 
-  constructor(private readonly send: (batch: EventBatch) => void, opts: BatcherOptions = {}) {
+  constructor(private readonly send: (batch: EventText) => void, opts: BatcherOptions = {}) {
     this.interval = opts.intervalMs ?? 16;
     this.maxPerBatch = opts.maxPerBatch ?? 10_000;
     this.maxQueued = opts.maxQueued ?? 500_000;
@@ -36,32 +58,45 @@ export class EventBatcher {
     this.clearTimer = opts.clearTimer ?? ((t) => clearTimeout(t as ReturnType<typeof setTimeout>));
   }
 
-  get queued(): number { return this.queue.length - this.head; }
+  get queued(): number { return this.nQueued; }
 
   /** Add events; a message goes out now if the last one is at least one interval old, else at the next slot. */
   push(events: DeviceEvent[], extraDropped = 0): void {
+    this.pushChunks(events.map((e) => ({ json: JSON.stringify(e), count: 1, first: e.seq })), extraDropped);
+  }
+
+  /** Add events already in JSON text (native chunks). */
+  pushChunks(chunks: EventChunk[], extraDropped = 0): void {
     this.dropped += extraDropped;
-    if (!events.length && !extraDropped) return;
-    for (const e of events) this.queue.push(e);
-    const over = this.queued - this.maxQueued;
-    if (over > 0) { this.head += over; this.dropped += over; }
+    if (!chunks.length && !extraDropped) return;
+    for (const c of chunks) if (c.count > 0) { this.queue.push(c); this.nQueued += c.count; }
+    while (this.nQueued > this.maxQueued && this.head < this.queue.length) {
+      const c = this.queue[this.head++]!;
+      this.nQueued -= c.count; this.dropped += c.count;
+    }
     this.schedule();
   }
 
   private schedule(): void {
-    if (this.timer !== null || (this.queued === 0 && this.dropped === 0)) return;
+    if (this.timer !== null || (this.nQueued === 0 && this.dropped === 0)) return;
     const wait = Math.max(0, this.last + this.interval - this.now());
     this.timer = this.setTimer(() => { this.timer = null; this.flushNow(); }, wait);
   }
 
   /** Send one message with up to maxPerBatch events (ignores the interval; used by the timer and on shutdown). */
   flushNow(): void {
-    const n = Math.min(this.queued, this.maxPerBatch);
-    if (n === 0 && this.dropped === 0) return;
-    const events = this.queue.slice(this.head, this.head + n);
-    this.head += n;
+    if (this.nQueued === 0 && this.dropped === 0) return;
+    const parts: string[] = [];
+    let n = 0;
+    let first = 0;
+    while (this.head < this.queue.length) {
+      const c = this.queue[this.head]!;
+      if (n > 0 && n + c.count > this.maxPerBatch) break;
+      if (n === 0) first = c.first;
+      parts.push(c.json); n += c.count; this.nQueued -= c.count; this.head++;
+    }
     if (this.head > 4096 && this.head * 2 > this.queue.length) { this.queue = this.queue.slice(this.head); this.head = 0; }
-    const batch: EventBatch = { type: 'events', first: events.length ? events[0]!.seq : 0, count: events.length, dropped: this.dropped, events };
+    const batch = new EventText(first, n, this.dropped, parts.join(','));
     this.dropped = 0;
     this.last = this.now();
     this.sent++;
@@ -70,7 +105,7 @@ export class EventBatcher {
   }
 
   /** Drop everything queued (session reset). */
-  clear(): void { this.queue = []; this.head = 0; this.dropped = 0; }
+  clear(): void { this.queue = []; this.head = 0; this.nQueued = 0; this.dropped = 0; }
 
   close(): void { if (this.timer !== null) this.clearTimer(this.timer); this.timer = null; }
 }

@@ -1,17 +1,21 @@
 // The backend host's logic, independent of how messages arrive (Node IPC from the browser-mode server,
 // MessagePorts from Electron, or direct calls in tests): validate -> execute -> journal -> reply, batch
 // events to every client, replay the journal on start, drive the engine when autorun is on.
-import type { Command, FromHost, Reply } from '../protocol/index.ts';
+import type { Command, DeviceEvent, FromHost, Reply } from '../protocol/index.ts';
 import { parseToHost } from '../protocol/index.ts';
 import type { ExecResult, Executor } from './api.ts';
 import { EventBatcher } from './batcher.ts';
-import type { BatcherOptions } from './batcher.ts';
+import type { BatcherOptions, EventChunk } from './batcher.ts';
 import { Journal, READ_ONLY } from './journal.ts';
 
 /** The executor features the host needs beyond the Executor contract (NativeExecutor has them). */
 export interface HostExecutor extends Executor {
   autorun: { on: boolean; stepsPerSecond: number };
   takeDropped?(): number;
+  /** exec() that leaves the events in the device for drainEventsText() (NativeExecutor) */
+  execBulk?(command: Command): ExecResult;
+  /** the events as protocol JSON text chunks (NativeExecutor) */
+  drainEventsText?(maxPerChunk?: number): (EventChunk & { objects: DeviceEvent[] })[];
 }
 
 export interface HostOptions {
@@ -109,7 +113,19 @@ export class HostCore {
     reply(r.ok ? { type: 'reply', id: msg.id, ok: true, result: r.result } : { type: 'reply', id: msg.id, ok: false, error: r.error });
   }
 
-  pumpEvents(): void {
+  /** Whether bulk pumps may carry events as JSON text (the scenario replayer turns it off while it needs every
+   *  event as an object). */
+  textEvents: () => boolean = () => true;
+
+  /** Queue the device's new events for the clients. `bulk` (the autorun tick): as JSON text written by the
+   *  addon, without a JS object per event. */
+  pumpEvents(bulk = false): void {
+    if (bulk && this.executor.drainEventsText && this.textEvents()) {
+      const chunks = this.executor.drainEventsText();
+      const dropped = this.executor.takeDropped?.() ?? 0;
+      if (chunks.length || dropped) this.batcher.pushChunks(chunks, dropped);
+      return;
+    }
     const evs = this.executor.drainEvents();
     const dropped = this.executor.takeDropped?.() ?? 0;
     if (evs.length || dropped) this.batcher.push(evs, dropped);
@@ -134,11 +150,12 @@ export class HostCore {
       this.autorunCarry = Math.min(budget - count, stepsPerSecond);
       if (count < 1) return;
       // journaled like any command (only when the engine did something) so replay reproduces it
-      const r = this.executor.exec({ cmd: 'engine.step', args: { count } });
+      const step: Command = { cmd: 'engine.step', args: { count } };
+      const r = this.executor.execBulk ? this.executor.execBulk(step) : this.executor.exec(step);
       if (r.ok && (r.result as { steps: number }).steps > 0) {
         this.journal.append({ cmd: 'engine.step', args: { count: (r.result as { steps: number }).steps } });
       }
-      this.pumpEvents();
+      this.pumpEvents(true);
     }, tick);
   }
 

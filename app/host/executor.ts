@@ -85,6 +85,16 @@ export function eventOut(e: NEvent): DeviceEvent {
   return ev;
 }
 
+/** value -> name tables of the enums that event JSON names (the first name of a value, as table().name) */
+function eventNameTables() {
+  const t = (e: { values: Record<string, number>; name(v: number): string }) =>
+    Object.fromEntries(Object.values(e.values).map((v) => [v, e.name(v)]));
+  return { wcStatus: t(WcStatus), wcOpcode: t(WcOpcode), eventType: t(EventType) };
+}
+
+/** A chunk of events as protocol JSON text (see EventChunk in batcher.ts), with its lifecycle events decoded. */
+export interface ExecEventChunk { json: string; count: number; first: number; objects: DeviceEvent[] }
+
 export class NativeExecutor implements Executor {
   readonly addon: NativeAddon;
   private s: NativeSession;
@@ -103,6 +113,7 @@ export class NativeExecutor implements Executor {
     this.seed = opts.seed ?? 1;
     this.maxPending = opts.maxPendingEvents ?? 200_000;
     this.s = new this.addon.Session(this.seed);
+    this.addon.setEventNames?.(eventNameTables());
   }
 
   get native(): NativeSession { return this.s; }
@@ -127,10 +138,10 @@ export class NativeExecutor implements Executor {
     if (!parsed.success) return { ok: false, error: describeZodError(parsed.error, 'command') };
     try {
       const r = this.dispatch(parsed.data);
-      this.collect();
+      if (!this.bulk) this.collect();
       return r;
     } catch (e) {
-      this.collect();
+      if (!this.bulk) this.collect();
       return fail('INTERNAL', `${command.cmd}: ${(e as Error).message}`);
     }
   }
@@ -141,12 +152,44 @@ export class NativeExecutor implements Executor {
     return this.pending.splice(0, max);
   }
 
+  private bulk = false;
+  /** Like exec(), but the command's events stay in the native session for drainEventsText() (the autorun tick:
+   *  a flood of events that goes to the console as JSON text without a JS object per event). */
+  execBulk(command: Command): ExecResult {
+    this.bulk = true;
+    try { return this.exec(command); } finally { this.bulk = false; }
+  }
+
+  /** Every event not yet drained, oldest first, as protocol JSON text in chunks of at most `maxPerChunk` native
+   *  events; the lifecycle events (created / destroyed / modified) also as objects. Same events, same values as
+   *  drainEvents() (app/host/eventjson.test.ts). */
+  drainEventsText(maxPerChunk = 2000): ExecEventChunk[] {
+    const out: ExecEventChunk[] = [];
+    if (this.pending.length) {
+      const evs = this.pending; this.pending = [];
+      out.push({ json: evs.map((e) => JSON.stringify(e)).join(','), count: evs.length, first: evs[0]!.seq, objects: evs.filter((e) => e.kind.startsWith('Object')) });
+    }
+    for (;;) {
+      const r = this.s.drain_events_json(maxPerChunk);
+      if (!r.count) break;
+      const objects = r.objects.map(eventOut);
+      for (const e of objects) this.track(e);
+      out.push({ json: r.json, count: r.count, first: u64n(r.first), objects });
+      if (r.count < maxPerChunk) break;
+    }
+    return out;
+  }
+
+  private track(e: { kind: string; obj: number; objKind: string; device: number }): void {
+    if (e.kind === 'ObjectCreated') this.objects.set(e.obj, { handle: e.obj, kind: e.objKind, device: e.device });
+    else if (e.kind === 'ObjectDestroyed') this.objects.delete(e.obj);
+  }
+
   /** Move native events into the pending queue and keep the object table current. */
   collect(): void {
     const evs = this.s.drain_events();
     for (const e of evs) {
-      if (e.kind === 'ObjectCreated') this.objects.set(e.obj, { handle: e.obj, kind: e.objKind, device: e.device });
-      else if (e.kind === 'ObjectDestroyed') this.objects.delete(e.obj);
+      this.track(e);
       this.pending.push(eventOut(e));
     }
     if (this.pending.length > this.maxPending) {

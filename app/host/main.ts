@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FromHost } from '../protocol/index.ts';
+import { EventText, messageText } from './batcher.ts';
 import { HostCore } from './core.ts';
 import type { HostOptions } from './core.ts';
 import { NativeExecutor } from './executor.ts';
@@ -83,7 +84,8 @@ async function main(): Promise<void> {
       const port = e.ports[0];
       port.on('message', (m) => whenReady((c) => c.handle(m.data, (r) => port.postMessage(r))));
       whenReady((c) => {
-        const id = c.addClient((msg) => port.postMessage(msg));
+        // event batches go as their JSON text (the renderer's transport parses strings)
+        const id = c.addClient((msg) => port.postMessage(msg instanceof EventText ? msg.text() : msg));
         port.on('close', () => c.removeClient(id));
       });
       port.start();
@@ -92,7 +94,7 @@ async function main(): Promise<void> {
   } else if (process.send) {
     const send = (m: unknown) => { if (process.connected) process.send!(m); };
     const out = (conn: number | null, msg: FromHost) =>
-      send({ t: 'out', conn, type: msg.type, count: msg.type === 'events' ? msg.count : 0, text: JSON.stringify(msg) });
+      send({ t: 'out', conn, type: msg.type, count: msg.type === 'events' ? msg.count : 0, text: messageText(msg) });
     whenReady((c) => c.addClient((msg: FromHost) => out(null, msg)));
     process.on('message', (m: { t?: string; conn?: number; data?: unknown }) => {
       if (m?.t === 'msg' && typeof m.conn === 'number') {

@@ -106,6 +106,8 @@ export interface NativeSession {
   run(maxSteps?: number): U64;
   now_ns(): U64;
   drain_events(max?: number): NEvent[];
+  /** up to max events as protocol JSON text (native/addon/event_json.h); lifecycle events also as objects */
+  drain_events_json(max?: number): { json: string; count: number; first: U64; objects: NEvent[] };
   set_event_capture(on: boolean): void;
   write_pcap(path: string): NStatus;
 }
@@ -117,6 +119,8 @@ export interface NativeAddon {
   ibverbsDevices(): { library: boolean; error?: string; devices: { name: string; guid: string }[] };
   /** Deliberate native crash (std::abort) for the "backend dies" demo and tests. */
   abort(): never;
+  /** names of rdma-core enum values for drain_events_json (from app/protocol/enums.ts) */
+  setEventNames?(names: { wcStatus: Record<number, string>; wcOpcode: Record<number, string>; eventType: Record<number, string> }): void;
   napiVersion: number;
 }
 

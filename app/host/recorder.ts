@@ -126,6 +126,13 @@ export class ScenarioHost {
     // journal entries replayed at start are recorded with their real outcomes
     const drain = executor.drainEvents.bind(executor);
     executor.drainEvents = (max?: number) => { const evs = drain(max); if (evs.length) this.tapped(evs); return evs; };
+    // the autorun tick's text path: the lifecycle events (all observe() needs); a replay needs every event
+    const hx = executor as HostExecutor;
+    if (hx.drainEventsText) {
+      const drainText = hx.drainEventsText.bind(executor);
+      hx.drainEventsText = (max?: number) => { const cs = drainText(max); for (const c of cs) if (c.objects.length) this.tapped(c.objects); return cs; };
+    }
+    core.textEvents = () => !this.replay?.active;
     const exec = executor.exec.bind(executor);
     executor.exec = (c: Command) => { const r = exec(c); if (this.restoring) this.record(c, r); return r; };
     // every command the host executes for a client passes here (core.handle calls core.execute)

@@ -17,11 +17,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "vl/session.h"
 #include "vl/wire.h"
 #include "../ibverbs/enumerate.h"
+#include "event_json.h"
 
 namespace {
 
@@ -411,14 +413,7 @@ Napi::Object PacketObj(Napi::Env env, const std::vector<uint8_t>& bytes) {
   return o;
 }
 
-const char* EventKindName(vl::EventKind k) {
-  static const char* names[] = {
-      "ObjectCreated", "ObjectDestroyed", "ObjectModified", "WqePosted", "WqeStarted", "WqeCompleted",
-      "PacketSent", "PacketReceived", "PacketDropped", "KeyCheck", "Cqe", "CqArmed", "CompEvent",
-      "AsyncEvent", "QpState", "MemWrite", "Timer", "Fault", "Log"};
-  auto i = static_cast<uint32_t>(k);
-  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "Unknown";
-}
+const char* EventKindName(vl::EventKind k) { return vl::json::event_kind_name(k); }
 
 Napi::Object EventObj(Napi::Env env, const vl::Event& e) {
   auto o = Napi::Object::New(env);
@@ -493,6 +488,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::Run>("run"),
       InstanceMethod<&SessionWrap::NowNs>("now_ns"),
       InstanceMethod<&SessionWrap::DrainEvents>("drain_events"),
+      InstanceMethod<&SessionWrap::DrainEventsJson>("drain_events_json"),
       InstanceMethod<&SessionWrap::SetEventCapture>("set_event_capture"),
       InstanceMethod<&SessionWrap::WritePcap>("write_pcap"),
       StaticMethod<&SessionWrap::Profiles>("profiles"),
@@ -916,6 +912,37 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     for (size_t i = 0; i < evs.size(); ++i) a.Set(static_cast<uint32_t>(i), EventObj(env, evs[i]));
     return a;
   }
+  // Up to `max` events as the protocol's JSON text ("{...},{...}", no brackets) for forwarding without a JS object
+  // per event; object lifecycle events (created / destroyed / modified) also as objects, for the host's object
+  // table and the scenario recorder. { json, count, first (seq of the first event), objects }.
+  Napi::Value DrainEventsJson(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto max = c.u64(info[0], "max", SIZE_MAX, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    if (!vl::json::have_names()) {
+      Napi::Error::New(env, "drain_events_json: setEventNames() was not called").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    auto evs = s->drain_events(static_cast<size_t>(max));
+    std::string text;
+    text.reserve(evs.size() * 256);
+    auto objs = Napi::Array::New(env);
+    uint32_t no = 0;
+    for (size_t i = 0; i < evs.size(); ++i) {
+      if (i) text += ',';
+      vl::json::append_event(text, evs[i]);
+      auto k = evs[i].kind;
+      if (k == vl::EventKind::ObjectCreated || k == vl::EventKind::ObjectDestroyed || k == vl::EventKind::ObjectModified)
+        objs.Set(no++, EventObj(env, evs[i]));
+    }
+    auto o = Napi::Object::New(env);
+    o.Set("json", Napi::String::New(env, text));
+    o.Set("count", Napi::Number::New(env, static_cast<double>(evs.size())));
+    o.Set("first", U64(env, evs.empty() ? 0 : evs.front().seq));
+    o.Set("objects", objs);
+    return o;
+  }
   Napi::Value SetEventCapture(const Napi::CallbackInfo& info) {
     auto env = info.Env(); Conv c(env);
     auto on = c.boolean(info[0], "on", true);
@@ -962,6 +989,31 @@ Napi::Value IbverbsDevices(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// The names of rdma-core enum values used in event JSON (from app/protocol/enums.ts):
+// setEventNames({ wcStatus: { "0": "IBV_WC_SUCCESS", ... }, wcOpcode: {...}, eventType: {...} })
+Napi::Value SetEventNames(const Napi::CallbackInfo& info) {
+  auto env = info.Env();
+  if (!info[0].IsObject()) { Napi::TypeError::New(env, "names: expected an object").ThrowAsJavaScriptException(); return env.Undefined(); }
+  auto o = info[0].As<Napi::Object>();
+  vl::json::Names n;
+  auto load = [&](const char* field, std::unordered_map<uint32_t, std::string>& out) -> bool {
+    auto v = o.Get(field);
+    if (!v.IsObject()) { Napi::TypeError::New(env, std::string("names.") + field + ": expected an object").ThrowAsJavaScriptException(); return false; }
+    auto t = v.As<Napi::Object>();
+    auto keys = t.GetPropertyNames();
+    for (uint32_t i = 0; i < keys.Length(); ++i) {
+      auto k = keys.Get(i).ToString().Utf8Value();
+      auto val = t.Get(k);
+      if (!val.IsString()) { Napi::TypeError::New(env, std::string("names.") + field + "." + k + ": expected a string").ThrowAsJavaScriptException(); return false; }
+      out[static_cast<uint32_t>(std::strtoul(k.c_str(), nullptr, 10))] = val.As<Napi::String>().Utf8Value();
+    }
+    return true;
+  };
+  if (!load("wcStatus", n.wc_status) || !load("wcOpcode", n.wc_opcode) || !load("eventType", n.event_type)) return env.Undefined();
+  vl::json::set_names(std::move(n));
+  return env.Undefined();
+}
+
 // Deliberate native crash, used only to prove that the UI survives the backend host's death.
 Napi::Value Abort(const Napi::CallbackInfo& info) {
   std::abort();
@@ -972,6 +1024,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Session", SessionWrap::Init(env));
   exports.Set("decodePacket", Napi::Function::New(env, DecodePacket, "decodePacket"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
+  exports.Set("setEventNames", Napi::Function::New(env, SetEventNames, "setEventNames"));
   exports.Set("ibverbsDevices", Napi::Function::New(env, IbverbsDevices, "ibverbsDevices"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   return exports;
