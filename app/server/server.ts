@@ -107,7 +107,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     if (opts.defaultDevice !== undefined) args.push('--default-device', opts.defaultDevice ?? 'none');
     const stderrTail: string[] = [];
     const c = fork(hostScript, args, {
-      execArgv: hostScript.endsWith('.ts') ? ['--import', 'tsx'] : [],
+      // VERBSLAB_HOST_NODE_ARGS: extra node flags for the host (e.g. --cpu-prof --cpu-prof-dir=DIR to profile it)
+      execArgv: [...(hostScript.endsWith('.ts') ? ['--import', 'tsx'] : []), ...(process.env.VERBSLAB_HOST_NODE_ARGS ?? '').split(' ').filter(Boolean)],
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
       serialization: 'advanced',   // structured clone: the host's JSON text crosses without re-encoding
       cwd: repoRoot,
