@@ -21,6 +21,10 @@ export class EventText implements EventBatch {
   text(): string { return `{"type":"events","first":${this.first},"count":${this.count},"dropped":${this.dropped},"events":[${this.json}]}`; }
 }
 
+/** A message for a MessagePort (Electron): event batches as their JSON text (a structured clone would drop an
+ *  EventText's events); the renderer's transport parses strings. */
+export function portMessage(msg: FromHost): FromHost | string { return msg instanceof EventText ? msg.text() : msg; }
+
 /** The JSON text of a message to a client (an EventText's own text, else JSON.stringify). */
 export function messageText(msg: FromHost): string { return msg instanceof EventText ? msg.text() : JSON.stringify(msg); }
 

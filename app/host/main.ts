@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FromHost } from '../protocol/index.ts';
-import { EventText, messageText } from './batcher.ts';
+import { messageText, portMessage } from './batcher.ts';
 import { HostCore } from './core.ts';
 import type { HostOptions } from './core.ts';
 import { NativeExecutor } from './executor.ts';
@@ -84,8 +84,7 @@ async function main(): Promise<void> {
       const port = e.ports[0];
       port.on('message', (m) => whenReady((c) => c.handle(m.data, (r) => port.postMessage(r))));
       whenReady((c) => {
-        // event batches go as their JSON text (the renderer's transport parses strings)
-        const id = c.addClient((msg) => port.postMessage(msg instanceof EventText ? msg.text() : msg));
+        const id = c.addClient((msg) => port.postMessage(portMessage(msg)));
         port.on('close', () => c.removeClient(id));
       });
       port.start();

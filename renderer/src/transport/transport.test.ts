@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
+import { portMessage } from '../../../app/host/batcher.ts';
 import { HostCore } from '../../../app/host/core.ts';
 import { NativeExecutor } from '../../../app/host/executor.ts';
 import type { EventBatch, HostStatus } from '../../../app/protocol/index.ts';
@@ -25,7 +26,7 @@ describe('MessagePortTransport', () => {
     const core = new HostCore(new NativeExecutor(), { sessionDir: fs.mkdtempSync(path.join(os.tmpdir(), 'vl-port-')), defaultDevice: 'rxe' });
     core.start();
     const hostSide = hostCh.port2;
-    core.addClient((m) => hostSide.postMessage(m));
+    core.addClient((m) => hostSide.postMessage(portMessage(m)));
     hostSide.on('message', (m) => core.handle(m, (r) => hostSide.postMessage(r)));
 
     const t = new MessagePortTransport(hostCh.port1 as unknown as MessagePort, ctlCh.port1 as unknown as MessagePort);
