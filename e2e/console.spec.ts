@@ -225,3 +225,32 @@ test('the backend host dies, the header says why, and restart brings the session
   await panel(page, 'devices');
   await expect(page.getByTestId('device-row')).toHaveCount(devices);
 });
+
+test('a console opened later draws what happened before it connected (events.recent)', async ({ browser }) => {
+  const first = await browser.newPage();
+  await first.goto(START);
+  await expect(first.getByTestId('host-status')).toHaveText('backend up');
+  const name = `late_${RUN}`;
+  await panel(first, 'devices');
+  await first.getByTestId('device-name').fill(name);
+  await first.getByTestId('create-device').click();
+  await expect(first.getByTestId('device-row').filter({ hasText: name })).toHaveCount(1);
+
+  const later = await browser.newPage();
+  const errors: string[] = [];
+  later.on('pageerror', (e) => errors.push(String(e)));
+  await later.goto(START);
+  await expect(later.getByTestId('host-status')).toHaveText('backend up');
+  await panel(later, 'events');
+  await later.getByTestId('filter-text').fill(name);
+  await expect(later.getByTestId('event-row').filter({ hasText: name }).first()).toBeVisible();
+  // the device's creation happened before this page existed; it is in the log, once
+  await expect.poll(() => later.evaluate((n) => {
+    const ring = (globalThis as unknown as { __vlStore: { getState(): { model: { ring: { total: number; row(i: number): { kind: string; text: string } | null } } } } }).__vlStore.getState().model.ring;
+    let hits = 0;
+    for (let i = 0; i < ring.total; i++) { const r = ring.row(i); if (r && r.kind === 'ObjectCreated' && r.text.includes(n)) hits++; }
+    return hits;
+  }, name)).toBe(1);
+  expect(errors).toEqual([]);
+  await first.close(); await later.close();
+});

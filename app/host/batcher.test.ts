@@ -74,4 +74,21 @@ describe('EventBatcher', () => {
     expect(sent[0]!.dropped).toBe(15);
     expect(sent[0]!.events.map((e) => e.seq)).toEqual([16, 17, 18, 19, 20, 21, 22, 23, 24, 25]);
   });
+
+  it('keeps the most recent events (sent or queued) for a late client; clear() forgets them', () => {
+    const time = fakeTime();
+    const b = new EventBatcher(() => {}, { ...time, historyMax: 100 });
+    b.push(Array.from({ length: 250 }, (_, i) => ev(i + 1)));
+    time.advance(20);
+    b.pushChunks([{ json: JSON.stringify(ev(251)) + ',' + JSON.stringify(ev(252)), count: 2, first: 251 }]);   // still queued
+    const r = b.recent(10);
+    expect(r.events.map((e) => e.seq)).toEqual([243, 244, 245, 246, 247, 248, 249, 250, 251, 252]);
+    expect(r.first).toBe(243);
+    const all = b.recent(1_000).events.map((e) => e.seq);
+    expect(all.length).toBeGreaterThanOrEqual(100);
+    expect(all.length).toBeLessThan(110);
+    expect(all[all.length - 1]).toBe(252);
+    b.clear();
+    expect(b.recent(10).count).toBe(0);
+  });
 });

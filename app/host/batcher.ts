@@ -32,6 +32,7 @@ export interface BatcherOptions {
   intervalMs?: number;          // minimum spacing between two messages
   maxPerBatch?: number;         // events per message (a native chunk is never split); the rest waits for the next slot
   maxQueued?: number;           // beyond this the oldest events are dropped (counted in `dropped`)
+  historyMax?: number;          // events kept for recent() (at least; whole chunks)
   now?: () => number;
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (t: unknown) => void;
@@ -47,6 +48,7 @@ export class EventBatcher {
   private readonly interval: number;
   private readonly maxPerBatch: number;
   private readonly maxQueued: number;
+  private readonly historyMax: number;
   private readonly now: () => number;
   private readonly setTimer: (fn: () => void, ms: number) => unknown;
   private readonly clearTimer: (t: unknown) => void;
@@ -57,6 +59,7 @@ export class EventBatcher {
     this.interval = opts.intervalMs ?? 16;
     this.maxPerBatch = opts.maxPerBatch ?? 10_000;
     this.maxQueued = opts.maxQueued ?? 500_000;
+    this.historyMax = opts.historyMax ?? 50_000;
     this.now = opts.now ?? (() => performance.now());
     this.setTimer = opts.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
     this.clearTimer = opts.clearTimer ?? ((t) => clearTimeout(t as ReturnType<typeof setTimeout>));
@@ -73,7 +76,7 @@ export class EventBatcher {
   pushChunks(chunks: EventChunk[], extraDropped = 0): void {
     this.dropped += extraDropped;
     if (!chunks.length && !extraDropped) return;
-    for (const c of chunks) if (c.count > 0) { this.queue.push(c); this.nQueued += c.count; }
+    for (const c of chunks) if (c.count > 0) { this.queue.push(c); this.nQueued += c.count; this.remember(c); }
     while (this.nQueued > this.maxQueued && this.head < this.queue.length) {
       const c = this.queue[this.head++]!;
       this.nQueued -= c.count; this.dropped += c.count;
@@ -108,8 +111,27 @@ export class EventBatcher {
     this.schedule();
   }
 
-  /** Drop everything queued (session reset). */
-  clear(): void { this.queue = []; this.head = 0; this.nQueued = 0; this.dropped = 0; }
+  /** Drop everything queued and the history (session reset). */
+  clear(): void { this.queue = []; this.head = 0; this.nQueued = 0; this.dropped = 0; this.hist = []; this.nHist = 0; }
+
+  // ---- history: the most recent events pushed (sent or still queued), for a client that connects late
+  private hist: EventChunk[] = [];
+  private nHist = 0;
+  private remember(c: EventChunk): void {
+    this.hist.push(c); this.nHist += c.count;
+    let drop = 0;
+    while (this.nHist - this.hist[drop]!.count >= this.historyMax) { this.nHist -= this.hist[drop]!.count; drop++; }
+    if (drop) this.hist.splice(0, drop);
+  }
+  /** Up to `max` of the most recent events, oldest first (whole chunks, so possibly a few more than max). */
+  recent(max: number): EventText {
+    const parts: string[] = [];
+    let n = 0;
+    let i = this.hist.length;
+    while (i > 0 && n < max) { i--; n += this.hist[i]!.count; }
+    for (let k = i; k < this.hist.length; k++) parts.push(this.hist[k]!.json);
+    return new EventText(i < this.hist.length ? this.hist[i]!.first : 0, n, 0, parts.join(','));
+  }
 
   close(): void { if (this.timer !== null) this.clearTimer(this.timer); this.timer = null; }
 }

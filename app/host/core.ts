@@ -79,6 +79,10 @@ export class HostCore {
 
   /** Execute a validated command, journal it when it succeeded and changes state, queue its events. */
   execute(command: Command): ExecResult {
+    if (command.cmd === 'events.recent') {
+      const r = this.batcher.recent(command.args.max);
+      return { ok: true, result: { first: r.first, count: r.count, events: r.events } };
+    }
     if (command.cmd === 'journal.get') {
       const { entries, skipped } = this.journal.read();
       return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries: entries.map((e) => e.command), skipped } };

@@ -477,8 +477,8 @@ export class NativeExecutor implements Executor {
         } finally { fs.rmSync(dir, { recursive: true, force: true }); }
         return ok({ format: 'pcap', linktype: 'LINKTYPE_ETHERNET', length: bytes.length, base64: Buffer.from(bytes).toString('base64') });
       }
-      case 'journal.get':
-        return fail('EOPNOTSUPP', 'journal.get is answered by the backend host (this executor has no journal)');
+      case 'journal.get': case 'events.recent':
+        return fail('EOPNOTSUPP', `${c.cmd} is answered by the backend host (this executor has no journal or event history)`);
       case 'scenario.get': case 'scenario.save': case 'scenario.rename': case 'scenario.note': case 'scenario.expect':
       case 'scenario.load': case 'scenario.step': case 'scenario.run_to': case 'scenario.close':
         return fail('EOPNOTSUPP', `${c.cmd} is answered by the backend host's scenario recorder (app/host/recorder.ts), not by the device`);

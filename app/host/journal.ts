@@ -9,7 +9,7 @@ import type { Command as CommandT } from '../protocol/index.ts';
 export const JOURNAL_FILE = 'journal.jsonl';
 
 /** Commands that only read state are not journaled (replaying them changes nothing). */
-export const READ_ONLY = new Set<string>(['session.info', 'device.list', 'qp.query', 'memory.read', 'pcap.get', 'journal.get']);
+export const READ_ONLY = new Set<string>(['session.info', 'device.list', 'qp.query', 'memory.read', 'pcap.get', 'journal.get', 'events.recent']);
 
 export interface JournalLine { n: number; command: CommandT }
 export interface JournalRead { entries: JournalLine[]; skipped: { line: number; reason: string }[] }

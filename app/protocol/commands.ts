@@ -128,6 +128,8 @@ export function makeCommands<H extends z.ZodType<number | string>>(H: H) {
     cmd('engine.autorun', { on: z.boolean(), stepsPerSecond: z.number().int().min(1).max(1_000_000_000).default(1000) }),
     cmd('pcap.get', {}),
     cmd('journal.get', {}),
+    // the device events the host sent most recently (a console that connects late draws what happened before)
+    cmd('events.recent', { max: z.number().int().min(1).max(50_000).default(10_000) }),
   ] as const;
   return { Sge, SendWr, RecvWr, QpAttr, Command: z.discriminatedUnion('cmd', list), list };
 }

@@ -351,7 +351,7 @@ function emitStep(e: Emitter, st: Step, n: number) {
   const soft = (why: string) => { notes.push(why); };
 
   switch (st.cmd) {
-    case 'session.info': case 'device.list': case 'journal.get': case 'pcap.get': case 'session.reset':
+    case 'session.info': case 'device.list': case 'journal.get': case 'events.recent': case 'pcap.get': case 'session.reset':
       soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`);
       break;
     case 'engine.step': case 'engine.run':

@@ -23,7 +23,7 @@ interface Recorded { step: Step; outcome: ExecResult }
 
 const PREFIX: Record<Kind, string> = { device: 'dev', pd: 'pd', buffer: 'buf', mr: 'mr', mw: 'mw', cq: 'cq', srq: 'srq', qp: 'qp', ah: 'ah' };
 /** Commands that are not part of a lab (observation, session control); not recorded. */
-const NOT_RECORDED = new Set(['session.info', 'device.list', 'journal.get', 'pcap.get']);
+const NOT_RECORDED = new Set(['session.info', 'device.list', 'journal.get', 'events.recent', 'pcap.get']);
 const KEY_FIELDS: Record<string, 'lkey' | 'rkey'> = { lkey: 'lkey', rkey: 'rkey', invalidateRkey: 'rkey', bindRkey: 'rkey' };
 const ADDR_FIELDS = new Set(['addr', 'remoteAddr', 'bindAddr']);
 const QPN_FIELDS = new Set(['destQpNum', 'remoteQpn']);

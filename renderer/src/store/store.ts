@@ -204,6 +204,9 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   let pendingSince = -1;   // arrival time of the oldest batch not yet published
   const inbox: DeviceEvent[][] = [];   // batches received, not yet applied
   let inboxHead = 0;                   // next event in inbox[0]
+  let held: { events: DeviceEvent[]; dropped: number }[] | null = null;   // live batches while events.recent is fetched
+  let skipUpTo = -1;                   // seq of the last event of that history (live duplicates are skipped)
+  let recentLoading: Promise<void> | null = null;
   const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
   const reading = new Set<number>();
 
@@ -474,6 +477,13 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         set((s) => ({ filter, versions: { ...s.versions, events: s.versions.events + 1 } }));
       },
       ingest(events, dropped = 0) {
+        // while the recent history is being fetched, live batches wait (they may overlap it)
+        if (held) { held.push({ events, dropped }); return; }
+        // events the history already held (sent before it was taken, delivered after) are skipped
+        if (skipUpTo >= 0 && events.length) {
+          if (events[events.length - 1]!.seq > skipUpTo) { events = events.filter((e) => e.seq > skipUpTo); skipUpTo = -1; }
+          else events = [];
+        }
         // batches queue up and are applied in the next frame, within a time budget (see drain)
         ring.dropped += dropped;
         if (events.length) { inbox.push(events); if (pendingSince < 0) pendingSince = now(); }
@@ -481,6 +491,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       },
 
       resetModels() {
+        skipUpTo = -1;
         inbox.length = 0; inboxHead = 0;
         ring.clear(); model.view.reset();
         model.keys.byHandle.clear();
@@ -494,6 +505,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       },
       async syncObjects() {
         await get().refreshDevices();
+        if (ring.total === 0) await loadRecent();
         const r = await get().exec('session.info', { cmd: 'session.info', args: {} });
         if (!r) return;
         const ar = pick(r.result, 'autorun');
@@ -542,6 +554,31 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         return ok;
       },
     };
+
+    /** A console that connects to a session already under way draws the events the host sent most recently
+     *  (events.recent) before the live ones. */
+    function loadRecent(): Promise<void> {
+      // syncObjects can run twice at once (host up + a panel); both wait for the one fetch
+      recentLoading ??= fetchRecent().finally(() => { recentLoading = null; });
+      return recentLoading;
+    }
+    async function fetchRecent() {
+      held = [];
+      let upTo = -1;
+      try {
+        const r = await get().exec('events.recent', { cmd: 'events.recent', args: {} });
+        const evs = (r ? listOf(r.result, 'events').filter(isRec) : []) as unknown as DeviceEvent[];
+        if (evs.length && ring.total === 0) {
+          const h = held; held = null;
+          get().ingest(evs);
+          upTo = evs[evs.length - 1]!.seq;
+          skipUpTo = upTo;
+          for (const b of h) get().ingest(b.events, b.dropped);
+        }
+      } finally {
+        if (held) { const h = held; held = null; for (const b of h) get().ingest(b.events, b.dropped); }
+      }
+    }
 
     function applyObjectEvent(e: DeviceEvent) {
       const created = e.kind === 'ObjectCreated';

@@ -213,3 +213,73 @@ describe('validation and errors next to the form', () => {
     expect(explainWc(10, 'rkey 0x1234 key byte 0x34 != 0x35')).toBe('the responder refused the rkey: rkey 0x1234 key byte 0x34 != 0x35');
   });
 });
+
+describe('a console that connects late', () => {
+  it('draws the recent history first, then the live events, each once and in order', async () => {
+    // the host's history holds 1..6 (5 and 6 were still queued in its batcher when the history was taken)
+    const history = [1, 2, 3, 4, 5, 6].map((s) => ev('Log', { seq: s, text: `before ${s}` }));
+    let live: ((b: { type: 'events'; first: number; count: number; dropped: number; events: DeviceEvent[] }) => void) | null = null;
+    const calls: string[] = [];
+    const t: ConsoleTransport = {
+      call: async (c) => {
+        calls.push(c.cmd);
+        if (c.cmd === 'events.recent') {
+          // live batches cross the reply: 3..4 arrive before it, then the queued 5..6, then 7..8
+          live!({ type: 'events', first: 3, count: 2, dropped: 0, events: [3, 4].map((s) => ev('Log', { seq: s, text: `live ${s}` })) });
+          return { type: 'reply', id: 1, ok: true, result: { first: 1, count: 6, events: history } } as Reply;
+        }
+        if (c.cmd === 'session.info') return { type: 'reply', id: 2, ok: true, result: { objects: [] } } as Reply;
+        return { type: 'reply', id: 3, ok: true, result: { devices: [] } } as Reply;
+      },
+      onEvents: (cb) => { live = cb as typeof live; return () => {}; }, onHost: () => () => {}, control: () => {},
+    };
+    const frames = manualFrames();
+    const store = createConsoleStore({ transport: t, schedule: frames.schedule });
+    await store.getState().syncObjects();
+    live!({ type: 'events', first: 5, count: 2, dropped: 0, events: [5, 6].map((s) => ev('Log', { seq: s, text: `live ${s}` })) });
+    live!({ type: 'events', first: 7, count: 2, dropped: 0, events: [7, 8].map((s) => ev('Log', { seq: s, text: `live ${s}` })) });
+    frames.run(); frames.run();
+    expect(calls).toContain('events.recent');
+    const ring = store.getState().model.ring;
+    const seqs = Array.from({ length: ring.total }, (_, i) => ring.row(i)!.seq);
+    expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(ring.row(0)!.text).toBe('before 1');
+    expect(ring.row(5)!.text).toBe('before 6');
+    expect(ring.row(6)!.text).toBe('live 7');
+  });
+
+  it('does not fetch the history when it already has events', async () => {
+    const calls: string[] = [];
+    const t: ConsoleTransport = {
+      call: async (c) => { calls.push(c.cmd); return { type: 'reply', id: 1, ok: true, result: { devices: [], objects: [] } } as Reply; },
+      onEvents: () => () => {}, onHost: () => () => {}, control: () => {},
+    };
+    const frames = manualFrames();
+    const store = createConsoleStore({ transport: t, schedule: frames.schedule });
+    store.getState().ingest([ev('Log', { seq: 9 })]);
+    frames.run();
+    await store.getState().syncObjects();
+    expect(calls).not.toContain('events.recent');
+  });
+});
+
+describe('late connect, concurrently', () => {
+  it('two syncObjects at once fetch the history once and draw it once', async () => {
+    const calls: string[] = [];
+    const t: ConsoleTransport = {
+      call: async (c) => {
+        calls.push(c.cmd);
+        await new Promise((r) => setTimeout(r, 5));
+        if (c.cmd === 'events.recent') return { type: 'reply', id: 1, ok: true, result: { events: [1, 2].map((s) => ev('Log', { seq: s })) } } as Reply;
+        return { type: 'reply', id: 1, ok: true, result: { devices: [], objects: [] } } as Reply;
+      },
+      onEvents: () => () => {}, onHost: () => () => {}, control: () => {},
+    };
+    const frames = manualFrames();
+    const store = createConsoleStore({ transport: t, schedule: frames.schedule });
+    await Promise.all([store.getState().syncObjects(), store.getState().syncObjects()]);
+    frames.run();
+    expect(calls.filter((c) => c === 'events.recent')).toHaveLength(1);
+    expect(store.getState().model.ring.total).toBe(2);
+  });
+});
