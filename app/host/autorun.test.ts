@@ -27,7 +27,7 @@ function setup(core: { execute(c: Command): R }) {
   const conn = x({ cmd: 'qp.connect', args: { qp: qa, peer: qb } });
   x({ cmd: 'memory.write', args: { addr: ba.addr, data: 'cafebabe' } });
   const write = (rkey: number) => core.execute({ cmd: 'post.send', args: { qp: qa, wrs: [{ wrId: 7, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: ['IBV_SEND_SIGNALED'], sgList: [{ addr: ba.addr, length: 4, lkey: ma.lkey }], remoteAddr: bb.addr, rkey }] } } as Command);
-  return { x, conn, ca, bb, mb, write };
+  return { x, conn, ca, bb, mb, ma, ba, write, qa };
 }
 
 afterEach(() => { vi.useRealTimers(); });
@@ -84,5 +84,48 @@ describe('engine.autorun', () => {
     const wcs = (again.execute({ cmd: 'cq.poll', args: { cq: s.ca, max: 16 } }) as R).result.wcs;
     expect(wcs).toEqual([expect.objectContaining({ wrId: 7, statusName: 'IBV_WC_SUCCESS' })]);
     again.close();
+  });
+});
+
+describe('load generator (engine.traffic)', () => {
+  it('keeps the send queue full while the engine runs; bytes arrive; off stops it', () => {
+    const ex = new NativeExecutor();
+    const s = setup({ execute: (c) => ex.exec(c) });
+    const wrs = [0, 1, 2, 3].map((i) => ({ wrId: i, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: i === 3 ? ['IBV_SEND_SIGNALED'] : [],
+      sgList: [{ addr: s.ba.addr, length: 4, lkey: s.ma.lkey }], remoteAddr: s.bb.addr + 64 * i, rkey: s.mb.rkey }));
+    s.x({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: s.ca, wrs } });
+    const r = s.x({ cmd: 'engine.step', args: { count: 20_000 } });
+    expect(r.steps).toBe(20_000);                 // never idle: the generator refills the queue
+    expect(r.traffic.on).toBe(true);
+    expect(r.traffic.posted).toBeGreaterThan(100);
+    expect(r.traffic.completed).toBeGreaterThan(10);
+    for (let i = 0; i < 4; i++) expect(s.x({ cmd: 'memory.read', args: { addr: s.bb.addr + 64 * i, length: 4 } }).hex).toBe('cafebabe');
+    const off = s.x({ cmd: 'engine.traffic', args: { on: false } });
+    expect(off.traffic.on).toBe(false);
+    s.x({ cmd: 'engine.run', args: {} });
+    const idle = s.x({ cmd: 'engine.step', args: { count: 10 } });
+    expect(idle.idle).toBe(true);
+    expect(idle.traffic.posted).toBe(off.traffic.posted);
+  });
+
+  it('stops at the first error completion and says why', () => {
+    const ex = new NativeExecutor();
+    const s = setup({ execute: (c) => ex.exec(c) });
+    const wrs = [{ wrId: 9, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: ['IBV_SEND_SIGNALED'], sgList: [{ addr: s.ba.addr, length: 4, lkey: s.ma.lkey }], remoteAddr: s.bb.addr, rkey: (s.mb.rkey ^ 0xff) >>> 0 }];
+    s.x({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: s.ca, wrs } });
+    const r = s.x({ cmd: 'engine.step', args: { count: 5_000 } });
+    expect(r.traffic.on).toBe(false);
+    expect(r.traffic.stopped).toMatch(/IBV_WC_REM_ACCESS_ERR/);
+  });
+
+  it('refuses a missing field or a CQ that is not the QP\'s send CQ, naming the field', () => {
+    const ex = new NativeExecutor();
+    const s = setup({ execute: (c) => ex.exec(c) });
+    const wr = { opcode: 'IBV_WR_SEND', sgList: [] };
+    expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, cq: s.ca, wrs: [wr] } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.qp' } });
+    expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, wrs: [wr] } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.cq' } });
+    expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: s.ca } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.wrs' } });
+    const other = s.x({ cmd: 'cq.create', args: { device: 1, cqe: 16 } }).cq;
+    expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: other, wrs: [wr] } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.cq' } });
   });
 });

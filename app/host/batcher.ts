@@ -58,7 +58,7 @@ export class EventBatcher {
   constructor(private readonly send: (batch: EventText) => void, opts: BatcherOptions = {}) {
     this.interval = opts.intervalMs ?? 16;
     this.maxPerBatch = opts.maxPerBatch ?? 10_000;
-    this.maxQueued = opts.maxQueued ?? 500_000;
+    this.maxQueued = opts.maxQueued ?? 200_000;
     this.historyMax = opts.historyMax ?? 50_000;
     this.now = opts.now ?? (() => performance.now());
     this.setTimer = opts.setTimer ?? ((fn, ms) => setTimeout(fn, ms));

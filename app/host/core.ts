@@ -25,6 +25,8 @@ export interface HostOptions {
   batcher?: BatcherOptions;
   /** autorun tick; injectable for tests */
   autorunTickMs?: number;
+  /** at most this much of each autorun tick runs the engine (default 8 ms of the 16 ms tick) */
+  autorunBusyMs?: number;
 }
 
 /** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
@@ -153,12 +155,22 @@ export class HostCore {
       const count = Math.min(100_000, Math.floor(budget));
       this.autorunCarry = Math.min(budget - count, stepsPerSecond);
       if (count < 1) return;
-      // journaled like any command (only when the engine did something) so replay reproduces it
-      const step: Command = { cmd: 'engine.step', args: { count } };
-      const r = this.executor.execBulk ? this.executor.execBulk(step) : this.executor.exec(step);
-      if (r.ok && (r.result as { steps: number }).steps > 0) {
-        this.journal.append({ cmd: 'engine.step', args: { count: (r.result as { steps: number }).steps } });
+      // in chunks of 2048 steps (a multiple of the load generator's 256-step period, so one journal entry with the
+      // sum replays the same), for at most autorunBusyMs of this tick: the host stays responsive and the batches
+      // keep flowing when the engine could produce more than the console can draw
+      const busyUntil = performance.now() + (this.opts.autorunBusyMs ?? 8);
+      let steps = 0;
+      for (;;) {
+        const chunk = Math.min(2048, count - steps);
+        const step: Command = { cmd: 'engine.step', args: { count: chunk } };
+        const r = this.executor.execBulk ? this.executor.execBulk(step) : this.executor.exec(step);
+        const n = r.ok ? (r.result as { steps: number }).steps : 0;
+        steps += n;
+        if (n < chunk || steps >= count) break;
+        if (performance.now() > busyUntil) { this.autorunCarry = 0; break; }
       }
+      // journaled like any command (only when the engine did something) so replay reproduces it
+      if (steps > 0) this.journal.append({ cmd: 'engine.step', args: { count: steps } });
       this.pumpEvents(true);
     }, tick);
   }

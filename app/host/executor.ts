@@ -92,6 +92,8 @@ function eventNameTables() {
   return { wcStatus: t(WcStatus), wcOpcode: t(WcOpcode), eventType: t(EventType) };
 }
 
+interface Traffic { on: boolean; qp: number; cq: number; wrs: NSendWr[]; cursor: number; posted: number; completed: number; failed: number; stopped?: string }
+
 /** A chunk of events as protocol JSON text (see EventChunk in batcher.ts), with its lifecycle events decoded. */
 export interface ExecEventChunk { json: string; count: number; first: number; objects: DeviceEvent[] }
 
@@ -228,6 +230,35 @@ export class NativeExecutor implements Executor {
       error: { code: errnoName(r.err), message: `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, ...(at !== undefined ? { field: `args.wrs.${at}` } : {}) },
     };
   }
+  /** the load generator (engine.traffic) */
+  private traffic: Traffic | null = null;
+  /** Poll the generator's CQ, then post its WR list again while the send queue takes it. Stops (on = false,
+   *  with the reason) at the first error completion or refused post. Returns the number of WRs posted. */
+  private pumpTraffic(t: Traffic): number {
+    const s = this.s;
+    for (;;) {
+      const wcs = s.poll_cq(t.cq, 4096);
+      for (const w of wcs) {
+        t.completed++;
+        if (w.status !== 0 && t.on) { t.on = false; t.failed++; t.stopped = `a completion with ${WcStatus.name(w.status)} (wr_id ${w.wrId})`; }
+      }
+      if (wcs.length < 4096) break;
+    }
+    if (!t.on) return 0;
+    // the list is a ring: each pump posts the next (at most) 64 WRs of it, from where the last post stopped, so
+    // every WR (the signaled ones too) is posted in turn and a pump converts few WRs for the addon
+    const n = Math.min(64, t.wrs.length - t.cursor);
+    const r = s.post_send(t.qp, t.cursor === 0 && n === t.wrs.length ? t.wrs : t.wrs.slice(t.cursor, t.cursor + n));
+    const posted = r.err ? r.badWr : n;
+    t.cursor = (t.cursor + posted) % t.wrs.length;
+    if (r.err && r.err !== 12 /* ENOMEM: send queue full, try again later */) { t.on = false; t.stopped = `post_send: ${errnoName(r.err)}: ${r.msg}`; }
+    t.posted += posted;
+    return posted;
+  }
+  private trafficView(t: Traffic) {
+    return { on: t.on, qp: t.qp, cq: t.cq, wrs: t.wrs.length, posted: t.posted, completed: t.completed, ...(t.stopped ? { stopped: t.stopped } : {}) };
+  }
+
   private deviceInfo(h: number): NDevice | undefined { return this.s.devices().find((d) => d.handle === h); }
 
   private sendWr(w: CommandArgs<'post.send'>['wrs'][number]): NSendWr {
@@ -355,6 +386,7 @@ export class NativeExecutor implements Executor {
         this.s = new this.addon.Session(this.seed);
         this.pending = []; this.objects.clear(); this.epoch++;
         this.autorun = { on: false, stepsPerSecond: this.autorun.stepsPerSecond };
+        this.traffic = null;
         return ok({ seed: this.seed, epoch: this.epoch });
       }
       case 'device.list':
@@ -451,11 +483,32 @@ export class NativeExecutor implements Executor {
       case 'engine.step': {
         let steps = 0;
         let idle = false;
+        const tr = this.traffic;
         while (steps < c.args.count) {
-          if (!s.step()) { idle = true; break; }
+          // the load generator refills the send queue every 256 steps, and whenever the engine runs dry
+          if (tr && tr.on && steps % 256 === 0) this.pumpTraffic(tr);
+          if (!s.step()) {
+            if (tr && tr.on && this.pumpTraffic(tr) > 0) continue;
+            idle = true; break;
+          }
           steps++;
         }
-        return ok({ steps, idle, nowNs: s.now_ns() });
+        return ok({ steps, idle, nowNs: s.now_ns(), ...(tr ? { traffic: this.trafficView(tr) } : {}) });
+      }
+      case 'engine.traffic': {
+        const a = c.args;
+        if (!a.on) {
+          if (this.traffic) this.traffic.on = false;
+          return ok({ traffic: this.traffic ? this.trafficView(this.traffic) : { on: false } });
+        }
+        if (a.qp === undefined) return fail('EINVAL', 'engine.traffic: qp is required to turn the load generator on', 'command.args.qp');
+        if (a.cq === undefined) return fail('EINVAL', 'engine.traffic: cq (the send CQ to poll) is required to turn the load generator on', 'command.args.cq');
+        if (a.wrs === undefined) return fail('EINVAL', 'engine.traffic: wrs (the work requests to post) are required to turn the load generator on', 'command.args.wrs');
+        const q = s.query_qp(a.qp);
+        if (!q) return fail('EINVAL', `engine.traffic: no QP ${a.qp}`, 'command.args.qp');
+        if (q.init.sendCq !== a.cq) return fail('EINVAL', `engine.traffic: CQ ${a.cq} is not the send CQ of QP ${a.qp} (${q.init.sendCq})`, 'command.args.cq');
+        this.traffic = { on: true, qp: a.qp, cq: a.cq, wrs: a.wrs.map((w) => this.sendWr(w)), cursor: 0, posted: 0, completed: 0, failed: 0 };
+        return ok({ traffic: this.trafficView(this.traffic) });
       }
       case 'engine.run': {
         const steps = s.run(c.args.maxSteps);

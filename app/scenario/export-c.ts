@@ -357,6 +357,9 @@ function emitStep(e: Emitter, st: Step, n: number) {
     case 'engine.step': case 'engine.run':
       soft(`${st.cmd}: the software device's engine advances virtual time here; a real device runs by itself (the next poll waits for completions)`);
       break;
+    case 'engine.traffic':
+      soft(`${st.cmd}: the software device's load generator (poll the CQ, post the same WRs again while the send queue has room); on libibverbs that is your own loop around ibv_poll_cq and ibv_post_send, as in perftest's ib_write_bw`);
+      break;
     case 'engine.faults':
       soft(`engine.faults ${JSON.stringify(a)}: fault injection on the software wire; not available on real hardware`);
       break;

@@ -926,12 +926,10 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     }
     auto evs = s->drain_events(static_cast<size_t>(max));
     std::string text;
-    text.reserve(evs.size() * 256);
+    vl::json::append_events(text, evs);
     auto objs = Napi::Array::New(env);
     uint32_t no = 0;
     for (size_t i = 0; i < evs.size(); ++i) {
-      if (i) text += ',';
-      vl::json::append_event(text, evs[i]);
       auto k = evs[i].kind;
       if (k == vl::EventKind::ObjectCreated || k == vl::EventKind::ObjectDestroyed || k == vl::EventKind::ObjectModified)
         objs.Set(no++, EventObj(env, evs[i]));

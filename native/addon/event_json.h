@@ -21,8 +21,9 @@ void set_names(Names n);
 bool have_names();
 
 const char* event_kind_name(EventKind k);
-// Appends one event as a JSON object.
+// Appends one event as a JSON object; append_events: the events separated by commas (no brackets).
 void append_event(std::string& out, const Event& e);
+void append_events(std::string& out, const std::vector<Event>& evs);
 // Appends a decoded packet ({ len, hex, opcode, opcodeName, ..., icrc } or { len, hex, error }).
 void append_packet(std::string& out, const std::vector<uint8_t>& bytes);
 
