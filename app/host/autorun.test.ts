@@ -118,13 +118,13 @@ describe('load generator (engine.traffic)', () => {
     expect(r.traffic.stopped).toMatch(/IBV_WC_REM_ACCESS_ERR/);
   });
 
-  it('refuses a missing field or a CQ that is not the QP\'s send CQ, naming the field', () => {
+  it('refuses a missing field or a CQ that is not the QP\'s send CQ, naming the field; cq defaults to the send CQ', () => {
     const ex = new NativeExecutor();
     const s = setup({ execute: (c) => ex.exec(c) });
     const wr = { opcode: 'IBV_WR_SEND', sgList: [] };
     expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, cq: s.ca, wrs: [wr] } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.qp' } });
-    expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, wrs: [wr] } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.cq' } });
     expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: s.ca } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.wrs' } });
+    expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, wrs: [wr] } } as never)).toMatchObject({ ok: true, result: { traffic: { on: true, cq: s.ca } } });
     const other = s.x({ cmd: 'cq.create', args: { device: 1, cqe: 16 } }).cq;
     expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: other, wrs: [wr] } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.cq' } });
   });

@@ -502,12 +502,11 @@ export class NativeExecutor implements Executor {
           return ok({ traffic: this.traffic ? this.trafficView(this.traffic) : { on: false } });
         }
         if (a.qp === undefined) return fail('EINVAL', 'engine.traffic: qp is required to turn the load generator on', 'command.args.qp');
-        if (a.cq === undefined) return fail('EINVAL', 'engine.traffic: cq (the send CQ to poll) is required to turn the load generator on', 'command.args.cq');
         if (a.wrs === undefined) return fail('EINVAL', 'engine.traffic: wrs (the work requests to post) are required to turn the load generator on', 'command.args.wrs');
         const q = s.query_qp(a.qp);
         if (!q) return fail('EINVAL', `engine.traffic: no QP ${a.qp}`, 'command.args.qp');
-        if (q.init.sendCq !== a.cq) return fail('EINVAL', `engine.traffic: CQ ${a.cq} is not the send CQ of QP ${a.qp} (${q.init.sendCq})`, 'command.args.cq');
-        this.traffic = { on: true, qp: a.qp, cq: a.cq, wrs: a.wrs.map((w) => this.sendWr(w)), cursor: 0, posted: 0, completed: 0, failed: 0 };
+        if (a.cq !== undefined && q.init.sendCq !== a.cq) return fail('EINVAL', `engine.traffic: CQ ${a.cq} is not the send CQ of QP ${a.qp} (${q.init.sendCq})`, 'command.args.cq');
+        this.traffic = { on: true, qp: a.qp, cq: q.init.sendCq, wrs: a.wrs.map((w) => this.sendWr(w)), cursor: 0, posted: 0, completed: 0, failed: 0 };
         return ok({ traffic: this.trafficView(this.traffic) });
       }
       case 'engine.run': {

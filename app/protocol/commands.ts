@@ -121,7 +121,8 @@ export function makeCommands<H extends z.ZodType<number | string>>(H: H) {
     cmd('engine.step', { count: z.number().int().min(1).max(1_000_000).default(1) }),
     cmd('engine.run', { maxSteps: z.number().int().min(1).max(100_000_000).default(1_000_000) }),
     // load generator (like perftest's ib_write_bw loop): while on, every engine.step (and autorun tick) first
-    // polls `cq` and posts `wrs` on `qp` again whenever the send queue has room; off by { on: false }
+    // polls the QP's send CQ (`cq`, if given, must be it) and posts `wrs` on `qp` again whenever the send queue
+    // has room; off by { on: false }
     cmd('engine.traffic', { on: z.boolean(), qp: H.optional(), cq: H.optional(), wrs: z.array(SendWr).min(1).max(1024).optional() }),
     cmd('engine.faults', {
       loss: z.number().min(0).max(1).default(0), duplicate: z.number().min(0).max(1).default(0),

@@ -76,6 +76,33 @@ function ResetForm() {
   );
 }
 
+/** The host's load generator (engine.traffic): repeat the last WR posted on a QP while the engine runs. */
+function LoadForm() {
+  const lastPosted = useConsole((s) => s.lastPosted);
+  const traffic = useConsole((s) => s.traffic);
+  const setTraffic = useConsole((s) => s.setTraffic);
+  const qps = Object.keys(lastPosted).map(Number);
+  const [qp, setQp] = useState<number | ''>('');
+  const chosen = qp === '' ? qps[0] : qp;
+  const wr = chosen !== undefined ? lastPosted[chosen] : undefined;
+  const on = traffic?.on === true;
+  return (
+    <form className="form" aria-label="load generator" onSubmit={(e) => { e.preventDefault(); void setTraffic(!on, chosen); }}>
+      <Field label="QP" hint="the last work request posted from Queues on this QP is posted again and again">
+        <select data-testid="traffic-qp" value={chosen ?? ''} onChange={(e) => setQp(Number(e.target.value))} disabled={on || !qps.length}>
+          {qps.length ? qps.map((h) => <option key={h} value={h}>QP {h}: {lastPosted[h]!.opcode}</option>) : <option value="">post a WR from Queues first</option>}
+        </select>
+      </Field>
+      <button type="submit" data-testid="traffic-toggle" aria-pressed={on} disabled={!on && !wr}>{on ? 'Stop load' : 'Start load'}</button>
+      <span className="muted small" data-testid="traffic-status">
+        {traffic ? `${on ? 'running' : 'stopped'}${traffic.qp !== undefined ? ` on QP ${traffic.qp}` : ''}: ${traffic.posted ?? 0} posted, ${traffic.completed ?? 0} completions polled${traffic.stopped ? ` — stopped by ${traffic.stopped}` : ''}` : 'off'}
+        {on ? ' (it runs while the engine runs: Play or Step)' : ''}
+      </span>
+      <ErrorMessage form="engine.traffic" />
+    </form>
+  );
+}
+
 function HostControl() {
   const kill = useConsole((s) => s.killHost);
   const restart = useConsole((s) => s.restartHost);
@@ -97,6 +124,7 @@ export function RunPanel() {
         <Section title="Engine (deterministic mode)"><SpeedForm /></Section>
         <Section title="Fault injection (engine.faults)" testid="faults-section"><FaultsForm /></Section>
       </div>
+      <Section title="Load generator (engine.traffic)" testid="traffic-section"><LoadForm /></Section>
       <Section title="Live rates"><LiveRate /></Section>
       <Section title="Session"><ResetForm /></Section>
       <Section title="Backend host"><HostControl /></Section>

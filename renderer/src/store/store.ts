@@ -100,7 +100,12 @@ export interface ConsoleState {
   createQp(args: { pd: number; sendCq: number; recvCq: number; qpType: string; maxSendWr: number; maxRecvWr: number }): Promise<boolean>;
   connectQps(qp: number, peer: number): Promise<boolean>;
   queryQp(qp: number): Promise<void>;
-  postSend(qp: number, wr: SendWr): Promise<boolean>; postRecv(qp: number, wr: RecvWr): Promise<boolean>;
+  postSend(qp: number, wr: SendWr): Promise<boolean>;
+  /** the last WR posted from the console on each QP (the load generator repeats it) */
+  lastPosted: Record<number, SendWr>;
+  /** the load generator's state as the host last reported it (engine.traffic) */
+  traffic: { on: boolean; qp?: number; posted?: number; completed?: number; stopped?: string } | null;
+  setTraffic(on: boolean, qp?: number): Promise<boolean>; postRecv(qp: number, wr: RecvWr): Promise<boolean>;
   pollCq(cq: number, max: number): Promise<void>; reqNotify(cq: number): Promise<void>;
   lastPoll: Record<number, PollView>;
   // wire
@@ -440,7 +445,21 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const r = await get().exec(`qp.query:${qp}`, { cmd: 'qp.query', args: { qp } });
         if (r && isRec(r.result)) { model.queues.applyQpInfo(r.result, qp); dirty.queues = true; queueFlush(); }
       },
-      async postSend(qp, wr) { return !!(await get().exec('post.send', { cmd: 'post.send', args: { qp, wrs: [wr] } })); },
+      async postSend(qp, wr) {
+        const ok = !!(await get().exec('post.send', { cmd: 'post.send', args: { qp, wrs: [wr] } }));
+        if (ok) set((s) => ({ lastPosted: { ...s.lastPosted, [qp]: wr } }));
+        return ok;
+      },
+      lastPosted: {},
+      traffic: null,
+      async setTraffic(on, qp) {
+        const wr = qp !== undefined ? get().lastPosted[qp] : undefined;
+        const args = on ? { on, qp, wrs: wr ? [wr] : undefined } : { on };
+        const r = await get().exec('engine.traffic', { cmd: 'engine.traffic', args } as Command);
+        const t = r ? pick(r.result, 'traffic') : undefined;
+        if (isRec(t)) set({ traffic: { on: t.on === true, qp: num(t, 'qp'), posted: num(t, 'posted'), completed: num(t, 'completed'), stopped: str(t, 'stopped') } });
+        return !!r;
+      },
       async postRecv(qp, wr) { return !!(await get().exec('post.recv', { cmd: 'post.recv', args: { qp, wrs: [wr] } })); },
       lastPoll: {},
       async pollCq(cq, max) {
@@ -544,7 +563,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const r = await get().exec('session.reset', { cmd: 'session.reset', args: seed === undefined ? {} : { seed } });
         if (!r) return false;
         get().resetModels();
-        set({ autorun: false, lastRun: '', faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 } });
+        set({ autorun: false, lastRun: '', traffic: null, lastPosted: {}, faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 } });
         await get().syncObjects();
         return true;
       },
