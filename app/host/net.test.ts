@@ -18,9 +18,10 @@ function host(): HostCore {
   cores.push(c);
   return c;
 }
-function run(c: HostCore, cmd: Command): R {
-  const r = c.execute(cmd);
-  if (!r.ok) throw new Error(`${cmd.cmd}: ${r.error.code} ${r.error.message}`);
+/** commands as a client sends them (defaults filled in by the schema) */
+function run(c: HostCore, cmd: unknown): R {
+  const r = c.execute(cmd as Command);
+  if (!r.ok) throw new Error(`${(cmd as Command).cmd}: ${r.error.code} ${r.error.message}`);
   return r.result as R;
 }
 async function until<T>(f: () => T | undefined | null | false, ms = 5000): Promise<T> {

@@ -69,7 +69,7 @@ describe('network steps in a headless scenario', () => {
     expect(networkStepReason('engine.step', {})).toBeNull();
     const seen: string[] = [];
     const ex: Executor = {
-      exec(c) { seen.push(c.cmd); return c.cmd === 'device.create' ? { ok: true, result: { device: 1, handle: 1 } } : { ok: true, result: {} }; },
+      exec(c: { cmd: string }) { seen.push(c.cmd); return c.cmd === 'device.create' ? { ok: true, result: { device: 1, handle: 1 } } : { ok: true, result: {} }; },
       drainEvents: () => [],
       pcap: () => new Uint8Array(),
       close() {},
