@@ -127,3 +127,30 @@ describe('two hosts on the real wire (UDP on 127.0.0.1)', () => {
     expect(A.execute({ cmd: 'pcap.get', args: { device: dev } })).toMatchObject({ ok: false, error: { code: 'ENOENT', field: 'args.device' } });
   });
 });
+
+describe('network steps in the scenario recorder', () => {
+  it('records attach/connect-remote with object names; the saved file is refused headless with the reason', async () => {
+    const { ScenarioHostCore } = await import('./recorder.ts');
+    const { runScenario } = await import('../scenario/run.ts');
+    const core = new ScenarioHostCore(new NativeExecutor({ seed: 1 }), { sessionDir: tmp(), defaultDevice: null });
+    core.start();
+    cores.push(core);
+    const s = side(core, 'laptop');
+    run(core, { cmd: 'device.attachNet', args: { device: s.dev, address: '127.0.0.1', port: 0 } });
+    run(core, { cmd: 'qp.connect', args: { qp: s.qp, remote: { dgid: '127.0.0.1', qpn: 0x11, psn: 0 } } });
+    run(core, { cmd: 'device.detachNet', args: { device: s.dev } });
+    const saved = run(core, { cmd: 'scenario.save', args: {} });
+    const sc = JSON.parse(saved.json as string) as { steps: { cmd: string; args: Record<string, unknown> }[] };
+    const attach = sc.steps.find((x) => x.cmd === 'device.attachNet')!;
+    const conn = sc.steps.find((x) => x.cmd === 'qp.connect')!;
+    expect(typeof attach.args.device).toBe('string');            // named, like every handle in a recording
+    expect(typeof conn.args.qp).toBe('string');
+    expect(conn.args.remote).toMatchObject({ dgid: '127.0.0.1', qpn: 0x11, psn: 0 });
+    expect(sc.steps.some((x) => x.cmd === 'device.detachNet')).toBe(true);
+    const fresh = new NativeExecutor({ seed: 1 });
+    const rep = runScenario(saved.json as string, fresh);
+    fresh.close();
+    expect(rep.passed).toBe(false);
+    expect(rep.failure).toMatch(/device\.attachNet.*headless scenario cannot replay network steps deterministically/);
+  });
+});
