@@ -214,10 +214,15 @@ test('two hosts on 127.0.0.1: RC QP across, RDMA WRITE, bytes, packets, CQE and 
   await pageB.locator('[data-testid="packet-row"][data-opcode$="RDMA Write Only"]').first().click();
   await expect(pageB.getByTestId('packet-detail')).toContainText('remote host (UDP) → laptop_b');
   await shot(pageB, 'net-wire-b');
+  // the same in the dark theme, with B's network section
+  await pageB.getByTestId('theme-toggle').click();
+  await shot(pageB, 'net-wire-b-dark');
   // the UDP counters on B moved (refreshed once a second)
   await panel(pageB, 'devices');
   await expect(pageB.getByTestId('net-rx')).not.toContainText(/^0 packets/);
   await expect(pageB.getByTestId('net-tx')).not.toContainText(/^0 packets/);
+  await shot(pageB, 'net-devices-b-dark');
+  await pageB.getByTestId('theme-toggle').click();
 
   // single-step is refused while on the network, with the reason, even through the keyboard shortcut
   await pageA.keyboard.press('Alt+s');

@@ -65,6 +65,7 @@ function NetStatus({ d, net }: { d: DeviceView; net: NetView }) {
   const detach = useConsole((s) => s.detachNet);
   const refresh = useConsole((s) => s.refreshDevices);
   useEffect(() => {
+    void refresh();
     const t = setInterval(() => void refresh(), 1000);
     return () => clearInterval(t);
   }, [refresh]);

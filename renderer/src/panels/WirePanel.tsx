@@ -21,6 +21,8 @@ function ends(p: PacketRow): { from: number; to: number } {
 /** source QPN: BTH has none, so it is the QP on the sending device whose destination QPN is the packet's */
 function srcQpn(queues: QueueModel, p: PacketRow): number | null {
   if (p.srcQpn) return p.srcQpn;
+  // from the remote host: the receiving QP (dstQpn, on this device) knows whom it is connected to
+  if (fromRemote(p)) { for (const q of queues.qps.values()) if (q.device === p.device && q.qpn === p.dstQpn && q.destQpn) return q.destQpn; return null; }
   const { from } = ends(p);
   for (const q of queues.qps.values()) if (q.device === from && q.destQpn === p.dstQpn && q.destQpn) return q.qpn;
   return null;
