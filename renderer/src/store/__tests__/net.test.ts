@@ -1,7 +1,7 @@
 // The console store's network state: device.list's "net" becomes the device's NetView and puts the run bar in
 // real time; the "Put on network" and "connect to a remote host" actions send the commands the host expects;
-// real time; the "Put on network" and "connect to a remote host" actions send the commands the host expects;
 // form validation names the field.
+import { describe, expect, it } from 'vitest';
 import type { Command, Reply } from '../../../../app/protocol/index.ts';
 import { createConsoleStore, localGid, netView, type ConsoleTransport } from '../store.ts';
 import { commandProblem } from '../validate.ts';
