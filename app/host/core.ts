@@ -16,6 +16,10 @@ export interface HostExecutor extends Executor {
   execBulk?(command: Command): ExecResult;
   /** the events as protocol JSON text chunks (NativeExecutor) */
   drainEventsText?(maxPerChunk?: number): (EventChunk & { objects: DeviceEvent[] })[];
+  /** true while a device is on a real network (the host then polls the UDP transport in real time) */
+  netActive?(): boolean;
+  /** receive datagrams and run the engine actions due now, without waiting; returns the work done */
+  netPoll?(): number;
 }
 
 export interface HostOptions {
@@ -27,6 +31,8 @@ export interface HostOptions {
   autorunTickMs?: number;
   /** at most this much of each autorun tick runs the engine (default 8 ms of the 16 ms tick) */
   autorunBusyMs?: number;
+  /** network poll period while a device is on the network (default 1 ms) */
+  netPollMs?: number;
 }
 
 /** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
@@ -43,6 +49,9 @@ export class HostCore {
   private autorunTimer: ReturnType<typeof setInterval> | null = null;
   private autorunCarry = 0;
   private autorunLast = 0;
+  private netTimer: ReturnType<typeof setInterval> | null = null;
+  /** network polls done and work found (datagrams + engine actions), for tests and session.info */
+  netPolls = { ticks: 0, work: 0 };
   replayReport: ReplayReport = { entries: 0, failed: [], skipped: [] };
   private handlers = new Map<string, HostHandler>();
 
@@ -67,6 +76,7 @@ export class HostCore {
     }
     this.pumpEvents();
     this.syncAutorun();
+    this.syncNet();
     this.replayReport = report;
     return report;
   }
@@ -102,7 +112,8 @@ export class HostCore {
       this.journal.append(command);
     }
     this.pumpEvents();
-    if (command.cmd === 'engine.autorun' || command.cmd === 'session.reset') this.syncAutorun();
+    if (command.cmd === 'engine.autorun' || command.cmd === 'session.reset' || command.cmd === 'device.attachNet') this.syncAutorun();
+    this.syncNet();
     return r;
   }
 
@@ -175,7 +186,37 @@ export class HostCore {
     }, tick);
   }
 
+  /** While a device is on the network, poll its UDP transport every netPollMs: each tick polls (without
+   *  waiting) until nothing is left or ~4 ms passed, so a burst is served at once and the event loop is never
+   *  held longer than that; what the engine did goes out through the batcher like any other events. */
+  private syncNet(): void {
+    const active = this.executor.netActive?.() ?? false;
+    if (!active) {
+      if (this.netTimer) clearInterval(this.netTimer);
+      this.netTimer = null;
+      return;
+    }
+    if (this.netTimer) return;
+    this.netTimer = setInterval(() => this.pollNet(), this.opts.netPollMs ?? 1);
+  }
+  /** One poll tick (also called by tests). */
+  pollNet(): number {
+    if (!this.executor.netPoll) return 0;
+    const t0 = performance.now();
+    let total = 0;
+    for (let i = 0; i < 1024; i++) {
+      const n = this.executor.netPoll();
+      total += n;
+      if (!n || performance.now() - t0 > 4) break;
+    }
+    this.netPolls.ticks++; this.netPolls.work += total;
+    if (total) this.pumpEvents();
+    return total;
+  }
+
   close(): void {
+    if (this.netTimer) clearInterval(this.netTimer);
+    this.netTimer = null;
     if (this.autorunTimer) clearInterval(this.autorunTimer);
     this.autorunTimer = null;
     this.batcher.flushNow();

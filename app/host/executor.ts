@@ -9,11 +9,11 @@ import type { Command, CommandArgs, DeviceEvent, ErrorInfo } from '../protocol/i
 import {
   Command as CommandSchema, describeZodError,
   Access, AtomicCap, DeviceCap, EventType, Mtu, MwType, QpAttrMask, QpState, QpType, SendFlag, WcOpcode, WcStatus,
-  WrOpcode, flagsOf, namesOf,
+  WrOpcode, flagsOf, namesOf, parseGid,
 } from '../protocol/index.ts';
 import type { ExecResult, Executor, ExecutorOptions } from './api.ts';
 import type {
-  NDevice, NEvent, NMr, NMw, NPost, NProfile, NQp, NQpAttr, NRecvWr, NResult, NSendWr, NStatus, NWc, NativeAddon,
+  NDevice, NEvent, NInterface, NMr, NMw, NNet, NPost, NProfile, NQp, NQpAttr, NRecvWr, NResult, NSendWr, NStatus, NWc, NativeAddon,
   NativeSession, U64,
 } from './native.ts';
 import { loadAddon } from './native.ts';
@@ -109,6 +109,9 @@ export class NativeExecutor implements Executor {
   autorun = { on: false, stepsPerSecond: 1000 };
   /** bumped by session.reset so clients can drop what they drew */
   epoch = 0;
+  /** devices on a real network (device.attachNet): while any is, the UDP transport drives the session clock in
+   *  real time, so engine.step / engine.run / autorun are refused; the backend host calls netPoll() */
+  private netDevices = new Set<number>();
 
   constructor(opts: ExecutorExtra = {}) {
     this.addon = opts.addon ?? loadAddon();
@@ -213,7 +216,61 @@ export class NativeExecutor implements Executor {
     }
   }
 
-  close(): void { this.s.close(); }
+  close(): void { this.netDevices.clear(); this.s.close(); }
+
+  /** True while some device of the session is on the network (the backend host then polls netPoll()). */
+  netActive(): boolean { return this.netDevices.size > 0; }
+  /** Receive datagrams and run the engine actions due in real time (no waiting); events are collected. */
+  netPoll(): number {
+    if (!this.netDevices.size) return 0;
+    const n = this.s.net_poll(0);
+    if (n) this.collect();
+    return n;
+  }
+  private netName(): string {
+    const names = [...this.netDevices].map((h) => this.deviceInfo(h)?.name ?? `device ${h}`);
+    return names.join(', ');
+  }
+  /** The refusal of deterministic run controls while a device is on the network. */
+  private realTime(cmd: string): ExecResult {
+    return fail('EBUSY', `${cmd}: ${this.netName()} ${this.netDevices.size > 1 ? 'are' : 'is'} on the network, so the session runs in real time `
+      + '(the UDP transport drives the clock and the backend host polls it); single-step, run to idle and autorun are unavailable '
+      + 'until every device is taken off the network (device.detachNet)', 'command.cmd');
+  }
+  private hostInterfaces(): NInterface[] {
+    return typeof this.addon.netInterfaces === 'function' ? this.addon.netInterfaces() : [];
+  }
+
+  private attachNet(a: CommandArgs<'device.attachNet'>): ExecResult {
+    if ((a.interface === undefined) === (a.address === undefined))
+      return fail('EINVAL', 'args.interface: give exactly one of "interface" (a host interface such as lo or eth0) or "address" (one local IP address)', 'args.interface');
+    if (!this.deviceInfo(a.device)) return fail('ENOENT', `args.device: no device with handle ${a.device}`, 'args.device');
+    if (this.netDevices.has(a.device)) return fail('EBUSY', `args.device: device ${a.device} is already on the network (take it off first)`, 'args.device');
+    const ifs = this.hostInterfaces();
+    if (a.interface !== undefined && !ifs.some((i) => i.name === a.interface))
+      return fail('ENODEV', `args.interface: interface "${a.interface}" not found on this host (it has: ${ifs.map((i) => i.name).join(', ') || 'none'})`, 'args.interface');
+    if (this.autorun.on) this.autorun = { ...this.autorun, on: false };   // real time replaces the virtual-time autorun
+    const r = this.s.attach_net(a.device, { interface: a.interface, address: a.address, port: a.port, peerPort: a.peerPort });
+    if (r.err) {
+      const field = /^(options\.)?interface/.test(r.msg) ? 'args.interface' : /bind|GID \d+:/.test(r.msg) ? (a.address !== undefined ? 'args.address' : 'args.port')
+        : /address|parse|literal|numeric/i.test(r.msg) ? 'args.address' : 'args.device';
+      return fail(errnoName(r.err), `${field}: ${r.msg}`, field);
+    }
+    this.netDevices.add(a.device);
+    return ok({ device: a.device, ...(r.value as NNet), peerPort: a.peerPort ?? (r.value as NNet).port, realTime: true });
+  }
+
+  /** The default sgid index for a remote dgid: a GID of the same family that the transport bound a socket for. */
+  private sgidFor(dev: number, dgid: Uint8Array): number | undefined {
+    const net = this.s.net_info(dev);
+    if (!net) return undefined;
+    const v4 = dgid.slice(0, 12).every((b, i) => b === (i < 10 ? 0 : 0xff));
+    const ll = dgid[0] === 0xfe && (dgid[1]! & 0xc0) === 0x80;
+    const isV4 = (g: string) => g.startsWith('0000:0000:0000:0000:0000:ffff:');
+    const isLl = (g: string) => /^fe[89ab]/.test(g);
+    const g = net.gids.find((x) => (v4 ? isV4(x.gid) : ll ? isLl(x.gid) : !isV4(x.gid) && !isLl(x.gid)));
+    return g?.index;
+  }
 
   // ------------------------------------------------------------------ helpers
   private st(s: NStatus, result: unknown = {}, field?: string): ExecResult {
@@ -311,6 +368,10 @@ export class NativeExecutor implements Executor {
       const g = this.dgidOf(a.destDevice, a.sgidIndex ?? 0);
       if (g) out.dgid = g;
     }
+    if (a.dgid !== undefined) {          // a remote host's GID (schema-checked); destDevice 0 = that host
+      const g = parseGid(a.dgid);
+      if (g) { out.dgid = g; out.destDevice ??= 0; }
+    }
     return out;
   }
 
@@ -318,7 +379,10 @@ export class NativeExecutor implements Executor {
   private connect(a: CommandArgs<'qp.connect'>): ExecResult {
     const q1 = this.s.query_qp(a.qp);
     if (!q1) return fail('ENOENT', `args.qp: no QP with handle ${a.qp}`, 'args.qp');
-    const q2 = this.s.query_qp(a.peer);
+    if ((a.peer === undefined) === (a.remote === undefined))
+      return fail('EINVAL', 'args.peer: give exactly one of "peer" (a QP of this session) or "remote" (a QP on another host: dgid, qpn, psn)', 'args.peer');
+    if (a.remote) return this.connectRemote(a, q1, a.remote);
+    const q2 = this.s.query_qp(a.peer!);
     if (!q2) return fail('ENOENT', `args.peer: no QP with handle ${a.peer}`, 'args.peer');
     const pairs: [NQp, NQp][] = a.qp === a.peer ? [[q1, q1]] : [[q1, q2], [q2, q1]];
     const access = flagsOf(Access, a.access);
@@ -371,6 +435,54 @@ export class NativeExecutor implements Executor {
     return ok({ transitions, qps: after });
   }
 
+  /** The capture of one device's network traffic, with the real IP/UDP headers (UdpTransport::write_pcap). */
+  private netPcap(dev: number): ExecResult {
+    if (!this.netDevices.has(dev)) return fail('ENOENT', `args.device: device ${dev} is not on the network (its traffic is in the session pcap: pcap.get without device)`, 'args.device');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-pcap-'));
+    try {
+      const st = this.s.write_net_pcap(dev, path.join(dir, 'net.pcap'));
+      if (st.err) return this.st(st);
+      const bytes = fs.readFileSync(path.join(dir, 'net.pcap'));
+      return ok({ format: 'pcap', linktype: 'LINKTYPE_ETHERNET', device: dev, network: true, length: bytes.length, base64: bytes.toString('base64') });
+    } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+  }
+
+  /** qp.connect to a QP on another host: RESET->INIT->RTR->RTS on this side only, the address vector naming the
+   *  remote GID (ibv_modify_qp as rc_pingpong does it with the numbers the other side printed). */
+  private connectRemote(a: CommandArgs<'qp.connect'>, q: NQp, rem: NonNullable<CommandArgs<'qp.connect'>['remote']>): ExecResult {
+    if (q.init.qpType === QpType.values.IBV_QPT_UD)
+      return fail('EOPNOTSUPP', 'args.remote: UD QPs are not carried over the network (an address handle names no remote GID)', 'args.remote');
+    if (!this.netDevices.has(q.device))
+      return fail('ENETDOWN', `args.remote: qp ${q.handle} is on ${this.deviceInfo(q.device)?.name ?? `device ${q.device}`}, which is not on the network (put it on the network first: device.attachNet)`, 'args.remote');
+    const dgid = parseGid(rem.dgid);
+    if (!dgid) return fail('EINVAL', `args.remote.dgid: "${rem.dgid}" is not a GID`, 'args.remote.dgid');
+    const gids = this.s.net_info(q.device)?.gids ?? [];
+    const sgid = rem.sgidIndex ?? this.sgidFor(q.device, dgid);
+    if (sgid === undefined)
+      return fail('EINVAL', `args.remote.sgidIndex: no local GID of the same family as ${rem.dgid} (the device's GIDs: ${gids.map((g) => `${g.index} ${g.gid}`).join(', ')}); give sgidIndex`, 'args.remote.sgidIndex');
+    if (!gids.some((g) => g.index === sgid))
+      return fail('EINVAL', `args.remote.sgidIndex: the device has no GID ${sgid} (it has ${gids.length})`, 'args.remote.sgidIndex');
+    const M = QpAttrMask.values; const S = QpState.values;
+    const uc = q.init.qpType === QpType.values.IBV_QPT_UC;
+    const steps: { state: string; attr: NQpAttr; mask: number }[] = [
+      { state: 'IBV_QPS_INIT', attr: { qpState: S.IBV_QPS_INIT, pkeyIndex: 0, portNum: 1, qpAccessFlags: flagsOf(Access, a.access) },
+        mask: M.IBV_QP_STATE | M.IBV_QP_PKEY_INDEX | M.IBV_QP_PORT | M.IBV_QP_ACCESS_FLAGS },
+      { state: 'IBV_QPS_RTR', attr: { qpState: S.IBV_QPS_RTR, pathMtu: Mtu.values[a.pathMtu], destQpNum: rem.qpn, rqPsn: rem.psn,
+        maxDestRdAtomic: 1, minRnrTimer: 12, destDevice: 0, sgidIndex: sgid, portNum: 1, dgid },
+        mask: M.IBV_QP_STATE | M.IBV_QP_AV | M.IBV_QP_PATH_MTU | M.IBV_QP_DEST_QPN | M.IBV_QP_RQ_PSN | (uc ? 0 : M.IBV_QP_MAX_DEST_RD_ATOMIC | M.IBV_QP_MIN_RNR_TIMER) },
+      { state: 'IBV_QPS_RTS', attr: { qpState: S.IBV_QPS_RTS, sqPsn: a.sqPsn ?? 0, timeout: 14, retryCnt: 7, rnrRetry: 7, maxRdAtomic: 1 },
+        mask: M.IBV_QP_STATE | M.IBV_QP_SQ_PSN | (uc ? 0 : M.IBV_QP_TIMEOUT | M.IBV_QP_RETRY_CNT | M.IBV_QP_RNR_RETRY | M.IBV_QP_MAX_QP_RD_ATOMIC) },
+    ];
+    const transitions: { qp: number; to: string }[] = [];
+    for (const st of steps) {
+      const r = this.s.modify_qp(q.handle, st.attr, st.mask);
+      if (r.err) return fail(errnoName(r.err), `args.qp: modify to ${st.state} failed: ${r.msg}`, 'args.qp');
+      transitions.push({ qp: q.handle, to: st.state });
+    }
+    const after = this.s.query_qp(q.handle);
+    return ok({ transitions, qps: after ? [qpOut(after)] : [], remote: { dgid: rem.dgid, qpn: rem.qpn, psn: rem.psn }, sgidIndex: sgid });
+  }
+
   private dispatch(c: Command): ExecResult {
     const s = this.s;
     switch (c.cmd) {
@@ -378,10 +490,11 @@ export class NativeExecutor implements Executor {
         return ok({
           seed: this.seed, epoch: this.epoch, nowNs: s.now_ns(), napiVersion: this.addon.napiVersion,
           profiles: this.addon.Session.profiles().map((p) => p.name), objects: this.liveObjects(),
-          autorun: this.autorun,
+          autorun: this.autorun, realTime: this.netDevices.size > 0, network: [...this.netDevices],
         });
       case 'session.reset': {
-        s.close();
+        s.close();                       // closes the UDP transports first
+        this.netDevices.clear();
         this.seed = c.args.seed ?? this.seed;
         this.s = new this.addon.Session(this.seed);
         this.pending = []; this.objects.clear(); this.epoch++;
@@ -391,7 +504,9 @@ export class NativeExecutor implements Executor {
       }
       case 'device.list':
         return ok({
-          devices: s.devices().map(deviceOut), profiles: this.addon.Session.profiles().map(profileOut),
+          devices: s.devices().map((d) => ({ ...deviceOut(d), net: this.netDevices.has(d.handle) ? s.net_info(d.handle) : null })),
+          interfaces: this.hostInterfaces(), realTime: this.netDevices.size > 0,
+          profiles: this.addon.Session.profiles().map(profileOut),
           // real devices are listed (libibverbs + sysfs) but cannot be driven yet: that backend is not built yet
           realDevices: this.real.devices, libibverbs: this.real.libibverbs, ...(this.real.error ? { libibverbsError: this.real.error } : {}),
         });
@@ -403,7 +518,18 @@ export class NativeExecutor implements Executor {
         const d = this.deviceInfo(r.value as number);
         return ok(d ? deviceOut(d) : { device: r.value });
       }
-      case 'device.destroy': return this.st(s.destroy_device(c.args.device), { device: c.args.device });
+      case 'device.destroy': {
+        const r = this.st(s.destroy_device(c.args.device), { device: c.args.device });   // takes it off the network first
+        if (r.ok) this.netDevices.delete(c.args.device);
+        return r;
+      }
+      case 'device.attachNet': return this.attachNet(c.args);
+      case 'device.detachNet': {
+        if (!this.netDevices.has(c.args.device)) return fail('ENOENT', `args.device: device ${c.args.device} is not on the network`, 'args.device');
+        const r = this.st(s.detach_net(c.args.device), { device: c.args.device, realTime: this.netDevices.size > 1 });
+        if (r.ok) this.netDevices.delete(c.args.device);
+        return r;
+      }
       case 'pd.alloc': return this.res(s.alloc_pd(c.args.device), (pd) => ({ pd, device: c.args.device }));
       case 'pd.dealloc': return this.st(s.dealloc_pd(c.args.pd), { pd: c.args.pd });
       case 'buffer.alloc': return this.res(s.alloc_buffer(c.args.length), (b) => ({ buffer: b.handle, addr: b.addr, length: b.length }));
@@ -481,6 +607,7 @@ export class NativeExecutor implements Executor {
       case 'post.send': return this.post(s.post_send(c.args.qp, c.args.wrs.map((w) => this.sendWr(w))), c.args.wrs.length);
       case 'post.recv': return this.post(s.post_recv(c.args.qp, c.args.wrs.map((w) => this.recvWr(w))), c.args.wrs.length);
       case 'engine.step': {
+        if (this.netDevices.size) return this.realTime('engine.step');
         let steps = 0;
         let idle = false;
         const tr = this.traffic;
@@ -510,6 +637,7 @@ export class NativeExecutor implements Executor {
         return ok({ traffic: this.trafficView(this.traffic) });
       }
       case 'engine.run': {
+        if (this.netDevices.size) return this.realTime('engine.run');
         const steps = s.run(c.args.maxSteps);
         return ok({ steps, nowNs: s.now_ns() });
       }
@@ -517,9 +645,11 @@ export class NativeExecutor implements Executor {
         s.set_faults(c.args);
         return ok({ faults: c.args });
       case 'engine.autorun':
+        if (c.args.on && this.netDevices.size) return this.realTime('engine.autorun');
         this.autorun = { on: c.args.on, stepsPerSecond: c.args.stepsPerSecond };
         return ok({ autorun: this.autorun });
       case 'pcap.get': {
+        if (c.args.device !== undefined) return this.netPcap(c.args.device);
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-pcap-'));
         let bytes: Buffer;
         try {

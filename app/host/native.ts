@@ -60,6 +60,11 @@ export interface NEvent {
   seq: U64; t: U64; kind: string; device: number; obj: number; objKind: string; a: U64; b: U64; c: U64; d: U64;
   text?: string; ok?: boolean; pkt?: NPacket; wc?: NWc;
 }
+export interface NNetGid { index: number; gid: string; type: string; ip?: string }
+export interface NNetStats { txPackets: U64; txBytes: U64; rxPackets: U64; rxBytes: U64; rxDropped: U64; txDropped: U64 }
+/** A device on the network: its UDP transport's interface, local port, GID table and counters. */
+export interface NNet { interface: string; port: number; gids: NNetGid[]; stats: NNetStats }
+export interface NInterface { name: string; index: number; mtu: number; up: boolean; loopback: boolean; addrs: string[] }
 export interface NFaults { loss?: number; duplicate?: number; reorder?: number; delay?: number; delayNs?: number }
 
 export interface NativeSession {
@@ -110,6 +115,13 @@ export interface NativeSession {
   drain_events_json(max?: number): { json: string; count: number; first: U64; objects: NEvent[] };
   set_event_capture(on: boolean): void;
   write_pcap(path: string): NStatus;
+  /** UDP transport (native/src/net/udp.h): exactly one of interface / address */
+  attach_net(dev: number, o: { interface?: string; address?: string; port?: number; peerPort?: number }): NResult<NNet>;
+  detach_net(dev: number): NStatus;
+  net_info(dev: number): NNet | null;
+  /** poll every attached transport (waits up to timeoutNs only with one transport); datagrams + engine actions */
+  net_poll(timeoutNs?: number): number;
+  write_net_pcap(dev: number, path: string): NStatus;
 }
 
 export interface NativeAddon {
@@ -117,6 +129,8 @@ export interface NativeAddon {
   decodePacket(bytes: Uint8Array): NPacket;
   /** Real RDMA devices as libibverbs sees them (loaded with dlopen; library=false when it is not installed). */
   ibverbsDevices(): { library: boolean; error?: string; devices: { name: string; guid: string }[] };
+  /** Host network interfaces (getifaddrs). */
+  netInterfaces(): NInterface[];
   /** Deliberate native crash (std::abort) for the "backend dies" demo and tests. */
   abort(): never;
   /** names of rdma-core enum values for drain_events_json (from app/protocol/enums.ts) */

@@ -3,6 +3,7 @@
 // format (handles or object names such as "qp1") come from the same source.
 import { z } from 'zod';
 import { Access, Mtu, QpAttrMask, QpState, QpType, SendFlag, WrOpcode } from './enums.ts';
+import { GidText, IfName, IpLiteral, UdpPort } from './net.ts';
 
 const U32 = z.number().int().min(0).max(0xffffffff);
 const U24 = z.number().int().min(0).max(0xffffff);
@@ -64,6 +65,15 @@ export function makeCommands<H extends z.ZodType<number | string>>(H: H) {
     timeout: z.number().int().min(0).max(31).optional(),
     retryCnt: z.number().int().min(0).max(7).optional(),
     rnrRetry: z.number().int().min(0).max(7).optional(),
+    // a remote host's GID (the device must be on the network, device.attachNet); else destDevice names the peer
+    dgid: GidText.optional(),
+  }).strict();
+  /** The other side of an RC/UC connection on another host: what it shows as "local address" (rc_pingpong). */
+  const RemoteDest = z.object({
+    dgid: GidText,                                            // its GID, or its IPv4 address
+    qpn: U24,                                                 // its QP number
+    psn: U24,                                                 // its send PSN = our rq_psn
+    sgidIndex: z.number().int().min(0).max(255).optional(),   // our GID to send from (default: same family as dgid)
   }).strict();
 
   const cmd = <N extends string, A extends z.ZodRawShape>(name: N, args: A) =>
@@ -75,6 +85,10 @@ export function makeCommands<H extends z.ZodType<number | string>>(H: H) {
     cmd('device.list', {}),
     cmd('device.create', { profile: z.string().min(1).max(32), name: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/).optional() }),
     cmd('device.destroy', { device: H }),
+    // put a device on a real network (RoCEv2 over UDP): exactly one of interface / address; port 0 = ephemeral;
+    // peerPort = the UDP port remote hosts listen on (default: port; 4791 on a real network)
+    cmd('device.attachNet', { device: H, interface: IfName.optional(), address: IpLiteral.optional(), port: UdpPort.default(4791), peerPort: UdpPort.optional() }),
+    cmd('device.detachNet', { device: H }),
     cmd('pd.alloc', { device: H }),
     cmd('pd.dealloc', { pd: H }),
     cmd('buffer.alloc', { length: z.number().int().min(1).max(64 * 1024 * 1024) }),
@@ -111,8 +125,10 @@ export function makeCommands<H extends z.ZodType<number | string>>(H: H) {
     cmd('qp.modify', { qp: H, attr: QpAttr, mask: z.array(z.enum(QpAttrMask.names)).min(1).max(21) }),
     cmd('qp.query', { qp: H }),
     cmd('qp.destroy', { qp: H }),
+    // peer: a QP of this session (both ends are moved), or remote: a QP on another host (only qp is moved;
+    // sqPsn is our send PSN, which the other side gives as its rq PSN)
     cmd('qp.connect', {
-      qp: H, peer: H, pathMtu: z.enum(Mtu.names).default('IBV_MTU_1024'),
+      qp: H, peer: H.optional(), remote: RemoteDest.optional(), sqPsn: U24.optional(), pathMtu: z.enum(Mtu.names).default('IBV_MTU_1024'),
       access: accessList.default(['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE', 'IBV_ACCESS_REMOTE_READ', 'IBV_ACCESS_REMOTE_ATOMIC']),
     }),
     cmd('ah.create', { pd: H, destDevice: H, sgidIndex: z.number().int().min(0).max(255).default(1) }),
@@ -130,12 +146,13 @@ export function makeCommands<H extends z.ZodType<number | string>>(H: H) {
       delayNs: z.number().int().min(0).max(10_000_000_000).default(0),
     }),
     cmd('engine.autorun', { on: z.boolean(), stepsPerSecond: z.number().int().min(1).max(1_000_000_000).default(1000) }),
-    cmd('pcap.get', {}),
+    // device: the capture of that device's real network traffic (real IP/UDP headers) instead of the session's
+    cmd('pcap.get', { device: H.optional() }),
     cmd('journal.get', {}),
     // the device events the host sent most recently (a console that connects late draws what happened before)
     cmd('events.recent', { max: z.number().int().min(1).max(50_000).default(10_000) }),
   ] as const;
-  return { Sge, SendWr, RecvWr, QpAttr, Command: z.discriminatedUnion('cmd', list), list };
+  return { Sge, SendWr, RecvWr, QpAttr, RemoteDest, Command: z.discriminatedUnion('cmd', list), list };
 }
 
 /** Live protocol: handles are positive integers issued by the backend host. */

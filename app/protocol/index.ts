@@ -1,3 +1,4 @@
 export * from './enums.ts';
 export * from './commands.ts';
 export * from './messages.ts';
+export * from './net.ts';

@@ -64,6 +64,22 @@ export const REF_FIELDS: Record<Exclude<ObjectKind, 'result'>, readonly string[]
   ah: ['handle'],
 };
 
+/** Steps that need a real network and another host (device.attachNet/detachNet, qp.connect to a remote QP,
+ *  qp.modify with a remote dgid): they are recorded like any step, but a headless scenario cannot replay them
+ *  deterministically (the other host is not there, the clock runs in real time), so runners refuse them with
+ *  this reason instead of pretending. null for every other step. */
+export function networkStepReason(cmd: string, args: unknown): string | null {
+  const a = (args ?? {}) as Record<string, unknown>;
+  const what = cmd === 'device.attachNet' ? 'puts a device on a real network'
+    : cmd === 'device.detachNet' ? 'takes a device off a real network'
+    : cmd === 'qp.connect' && a.remote !== undefined ? 'connects a QP to a QP on another host'
+    : cmd === 'qp.modify' && (a.attr as Record<string, unknown> | undefined)?.dgid !== undefined ? 'points a QP at a remote host\'s GID'
+    : null;
+  if (!what) return null;
+  return `${cmd} ${what}: a headless scenario cannot replay network steps deterministically (the remote host is not `
+    + 'part of the scenario and the UDP transport runs the session in real time); run it live in the console with the other host';
+}
+
 // ------------------------------------------------------------------ schema transformation
 // Walk a command schema and let every numeric position also take a reference string. Handle positions (the
 // NameOrHandle instance) are left alone. Checks (min/max on arrays) and strictness are preserved by cloning.

@@ -566,6 +566,7 @@ function emitStep(e: Emitter, st: Step, n: number) {
       break;
     case 'qp.destroy': intCall(`ibv_destroy_qp(${ctx.h(a.qp, 'qp')})`, 'ibv_destroy_qp'); break;
     case 'qp.connect': {
+      if (a.remote !== undefined) { soft('qp.connect to a remote host: the exported program has no other host to connect to'); break; }
       const q1 = e.objs.get(String(a.qp)), q2 = e.objs.get(String(a.peer));
       const qa = ctx.h(a.qp, 'qp'), qb = ctx.h(a.peer, 'qp');
       const devOf = (q?: Obj) => (q?.device ? e.objs.get(q.device)?.c : undefined);

@@ -11,7 +11,7 @@
 // the step; the event log (drained after every command) feeds the packet/async-event checks and the digest.
 import { Command, EventType, QpState, WcOpcode, WcStatus, describeZodError, type DeviceEvent } from '../protocol/index.ts';
 import type { Executor, ExecResult } from '../host/api.ts';
-import {
+import { networkStepReason,
   BthOpcode, CREATES, HANDLE_FIELDS, SyndromeNames, WcFlag, parseRef, type Expect, type ObjectKind, type Scenario, type Step,
 } from '../protocol/scenario.ts';
 import { parseScenarioText, validateScenario, type LoadError } from './load.ts';
@@ -326,6 +326,8 @@ export class ScenarioRun {
       return rep;
     }
     rep.command = command;
+    const net = networkStepReason(command.cmd, command.args);
+    if (net) { fail('', net); return rep; }
     const r = yield* this.exec(command);
     const ex = st.expect ?? {};
     if (r.ok) rep.result = r.result; else rep.error = { code: r.error.code, message: r.error.message };

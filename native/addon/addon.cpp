@@ -20,6 +20,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include <map>
+
+#include "net/udp.h"
 #include "vl/session.h"
 #include "vl/wire.h"
 #include "../ibverbs/enumerate.h"
@@ -491,6 +494,11 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::DrainEventsJson>("drain_events_json"),
       InstanceMethod<&SessionWrap::SetEventCapture>("set_event_capture"),
       InstanceMethod<&SessionWrap::WritePcap>("write_pcap"),
+      InstanceMethod<&SessionWrap::AttachNet>("attach_net"),
+      InstanceMethod<&SessionWrap::DetachNet>("detach_net"),
+      InstanceMethod<&SessionWrap::NetInfo>("net_info"),
+      InstanceMethod<&SessionWrap::NetPoll>("net_poll"),
+      InstanceMethod<&SessionWrap::WriteNetPcap>("write_net_pcap"),
       StaticMethod<&SessionWrap::Profiles>("profiles"),
     });
   }
@@ -504,6 +512,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
 
  private:
   std::unique_ptr<vl::Session> s_;
+  // UDP transports of devices put on the network (destroyed before the session, and before their device)
+  std::map<uint32_t, std::unique_ptr<vl::net::UdpTransport>> nets_;
 
   // Returns nullptr (with a pending JS error) when the session was closed.
   vl::Session* S(Napi::Env env) {
@@ -511,7 +521,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     return s_.get();
   }
 
-  Napi::Value Close(const Napi::CallbackInfo& info) { s_.reset(); return info.Env().Undefined(); }
+  Napi::Value Close(const Napi::CallbackInfo& info) { nets_.clear(); s_.reset(); return info.Env().Undefined(); }
 
   static Napi::Value Profiles(const Napi::CallbackInfo& info) {
     auto env = info.Env();
@@ -534,6 +544,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto h = c.u32(info[0], "dev");
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
+    nets_.erase(h);                                // off the network first: the transport refers to the device
     return StatusObj(env, s->destroy_device(h));
   }
   Napi::Value Devices(const Napi::CallbackInfo& info) {
@@ -956,6 +967,96 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto* s = S(env); if (!s) return env.Undefined();
     return StatusObj(env, s->write_pcap(path));
   }
+
+  // ---- UDP transport (native/src/net/udp.h): a device of this session on the real network
+  Napi::Object NetObj(Napi::Env env, const vl::net::UdpTransport& t) {
+    auto o = Napi::Object::New(env);
+    o.Set("interface", t.interface_name());
+    o.Set("port", Napi::Number::New(env, t.port()));
+    auto gids = Napi::Array::New(env, t.gids().size());
+    for (size_t i = 0; i < t.gids().size(); ++i) {
+      auto g = Napi::Object::New(env);
+      g.Set("index", Napi::Number::New(env, t.gids()[i].index));
+      g.Set("gid", GidText(t.gids()[i].gid));
+      g.Set("type", t.gids()[i].type);
+      vl::net::IpAddr ip;
+      if (vl::net::gid_to_ip(t.gids()[i].gid, ip)) g.Set("ip", vl::net::ip_text(ip));
+      gids.Set(static_cast<uint32_t>(i), g);
+    }
+    o.Set("gids", gids);
+    const auto& st = t.stats();
+    auto so = Napi::Object::New(env);
+    so.Set("txPackets", U64(env, st.tx_packets)); so.Set("txBytes", U64(env, st.tx_bytes));
+    so.Set("rxPackets", U64(env, st.rx_packets)); so.Set("rxBytes", U64(env, st.rx_bytes));
+    so.Set("rxDropped", U64(env, st.rx_dropped)); so.Set("txDropped", U64(env, st.tx_dropped));
+    o.Set("stats", so);
+    return o;
+  }
+  // attach_net(dev, { interface?, address?, port?, peerPort? }) -> Result<{ interface, port, gids, stats }>
+  Napi::Value AttachNet(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto dev = c.u32(info[0], "dev");
+    auto o = c.obj(info[1], "options");
+    vl::net::UdpOptions opt;
+    if (c.ok()) {
+      opt.interface = c.str(o.Get("interface"), "options.interface", "", true);
+      opt.address = c.str(o.Get("address"), "options.address", "", true);
+      uint32_t port = c.u32(o.Get("port"), "options.port", vl::wire::kRoceUdpPort, true);
+      uint32_t peer = c.u32(o.Get("peerPort"), "options.peerPort", 0, true);
+      if (port > 65535) c.fail("options.port", "a UDP port 0..65535");
+      if (peer > 65535) c.fail("options.peerPort", "a UDP port 0..65535");
+      opt.port = static_cast<uint16_t>(port);
+      opt.peer_port = static_cast<uint16_t>(peer);
+    }
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto r = vl::net::UdpTransport::attach(*s, dev, opt);
+    auto out = StatusObj(env, r);
+    if (!r.ok()) return out;
+    r.value->set_capture(true);                    // the console saves the network pcap on request
+    out.Set("value", NetObj(env, *r.value));
+    nets_[dev] = std::move(r.value);
+    return out;
+  }
+  Napi::Value DetachNet(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto dev = c.u32(info[0], "dev");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    if (!nets_.erase(dev)) return StatusObj(env, vl::Status{ENOENT, "dev: device " + std::to_string(dev) + " is not on the network"});
+    return StatusObj(env, vl::Status{});
+  }
+  // net_info(dev) -> { interface, port, gids, stats } or null when the device is not on the network
+  Napi::Value NetInfo(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto dev = c.u32(info[0], "dev");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto it = nets_.find(dev);
+    return it == nets_.end() ? env.Null() : Napi::Value(NetObj(env, *it->second));
+  }
+  // net_poll(timeout_ns = 0): polls every attached transport once; returns datagrams + engine actions run.
+  // With one transport it may wait up to timeout_ns; with several each is polled without waiting.
+  Napi::Value NetPoll(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto timeout = c.u64(info[0], "timeout_ns", 0, true);
+    if (c.ok() && timeout > 1000000000ull) c.fail("timeout_ns", "at most 1 s (1e9 ns)");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    size_t work = 0;
+    for (auto& [dev, t] : nets_) work += t->poll(nets_.size() == 1 ? static_cast<int64_t>(timeout) : 0);
+    return Napi::Number::New(env, static_cast<double>(work));
+  }
+  Napi::Value WriteNetPcap(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto dev = c.u32(info[0], "dev");
+    auto path = c.str(info[1], "path");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto it = nets_.find(dev);
+    if (it == nets_.end()) return StatusObj(env, vl::Status{ENOENT, "dev: device " + std::to_string(dev) + " is not on the network"});
+    return StatusObj(env, it->second->write_pcap(path));
+  }
 };
 
 // Decode one RoCEv2 UDP payload (exposed for tests and for pcaps read from disk).
@@ -1012,6 +1113,26 @@ Napi::Value SetEventNames(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// Host network interfaces (getifaddrs): [{ name, index, mtu, up, loopback, addrs: [text] }]
+Napi::Value NetInterfaces(const Napi::CallbackInfo& info) {
+  auto env = info.Env();
+  auto ifs = vl::net::interfaces();
+  auto a = Napi::Array::New(env, ifs.size());
+  for (size_t i = 0; i < ifs.size(); ++i) {
+    auto o = Napi::Object::New(env);
+    o.Set("name", ifs[i].name);
+    o.Set("index", Napi::Number::New(env, ifs[i].index));
+    o.Set("mtu", Napi::Number::New(env, ifs[i].mtu));
+    o.Set("up", Napi::Boolean::New(env, ifs[i].up));
+    o.Set("loopback", Napi::Boolean::New(env, ifs[i].loopback));
+    auto addrs = Napi::Array::New(env, ifs[i].addrs.size());
+    for (size_t k = 0; k < ifs[i].addrs.size(); ++k) addrs.Set(static_cast<uint32_t>(k), vl::net::ip_text(ifs[i].addrs[k]));
+    o.Set("addrs", addrs);
+    a.Set(static_cast<uint32_t>(i), o);
+  }
+  return a;
+}
+
 // Deliberate native crash, used only to prove that the UI survives the backend host's death.
 Napi::Value Abort(const Napi::CallbackInfo& info) {
   std::abort();
@@ -1023,6 +1144,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("decodePacket", Napi::Function::New(env, DecodePacket, "decodePacket"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
   exports.Set("setEventNames", Napi::Function::New(env, SetEventNames, "setEventNames"));
+  exports.Set("netInterfaces", Napi::Function::New(env, NetInterfaces, "netInterfaces"));
   exports.Set("ibverbsDevices", Napi::Function::New(env, IbverbsDevices, "ibverbsDevices"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   return exports;

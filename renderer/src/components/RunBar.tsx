@@ -9,6 +9,9 @@ export function RunBar() {
   const step = useConsole((s) => s.step);
   const runToIdle = useConsole((s) => s.runToIdle);
   const lastRun = useConsole((s) => s.lastRun);
+  const realTime = useConsole((s) => s.realTime);
+  const onNet = useConsole((s) => s.devices.filter((d) => d.net).map((d) => d.name).join(', '));
+  const why = realTime ? `unavailable: ${onNet || 'a device'} on the network, the session runs in real time` : undefined;
   const total = useConsole((s) => (s.versions.events, s.model.ring.total));
   // keyboard: Alt+P play/pause, Alt+S single step, Alt+R run to idle (work from anywhere, also inside forms)
   useEffect(() => {
@@ -24,10 +27,11 @@ export function RunBar() {
   }, [autorun, setAutorun, step, runToIdle]);
   return (
     <div className="runbar" role="toolbar" aria-label="run controls">
-      <button type="button" data-testid="run-play" aria-pressed={autorun} title="Alt+P" aria-keyshortcuts="Alt+P" onClick={() => void setAutorun(!autorun)}>
+      {realTime && <span className="badge realtime" data-testid="run-realtime" title={why}>● real time — {onNet || 'a device'} on the network</span>}
+      <button type="button" data-testid="run-play" aria-pressed={autorun} title={why ?? 'Alt+P'} aria-keyshortcuts="Alt+P" onClick={() => void setAutorun(!autorun)} disabled={realTime}>
         {autorun ? '❚❚ Pause' : '▶ Play'}</button>
-      <button type="button" data-testid="run-step" title="Alt+S" aria-keyshortcuts="Alt+S" onClick={() => void step(1)} disabled={autorun}>Step</button>
-      <button type="button" data-testid="run-idle" title="Alt+R" aria-keyshortcuts="Alt+R" onClick={() => void runToIdle()} disabled={autorun}>Run to idle</button>
+      <button type="button" data-testid="run-step" title={why ?? 'Alt+S'} aria-keyshortcuts="Alt+S" onClick={() => void step(1)} disabled={autorun || realTime}>Step</button>
+      <button type="button" data-testid="run-idle" title={why ?? 'Alt+R'} aria-keyshortcuts="Alt+R" onClick={() => void runToIdle()} disabled={autorun || realTime}>Run to idle</button>
       <span className="muted" data-testid="run-status">{lastRun}</span>
       <span className="muted grow-right">{total.toLocaleString()} events</span>
       <ErrorMessage form="engine.autorun" /><ErrorMessage form="engine.step" /><ErrorMessage form="engine.run" />

@@ -5,6 +5,7 @@ import { useConsole } from '../store/context.tsx';
 import { commandProblem } from '../store/validate.ts';
 import { ErrorMessage, Field, Pending, Section } from '../components/ui.tsx';
 import type { DeviceView } from '../store/store.ts';
+import { NetworkSection } from './NetworkSection.tsx';
 
 function CreateDeviceForm() {
   const profiles = useConsole((s) => s.profiles);
@@ -44,13 +45,14 @@ function DeviceRows() {
   if (!devices.length) return <p className="muted" data-testid="no-devices">No software devices yet. Create one below.</p>;
   return (
     <table className="table" aria-label="devices">
-      <thead><tr><th>Handle</th><th>Name</th><th>Profile</th><th>PDs</th><th /></tr></thead>
+      <thead><tr><th>Handle</th><th>Name</th><th>Profile</th><th>PDs</th><th>Network</th><th /></tr></thead>
       <tbody>
         {devices.map((d) => (
           <tr key={d.handle} data-testid="device-row" className={d.handle === selected ? 'selected' : ''} aria-selected={d.handle === selected}
             tabIndex={0} onClick={() => select(d.handle)} onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); select(d.handle); } }}>
             <td>{d.handle}</td><td className="mono" data-testid="device-name-cell">{d.name}</td><td data-testid="device-profile-cell">{d.profile}</td>
             <td className="mono">{pds.filter((p) => p.device === d.handle && !p.destroyed).map((p) => `pd ${p.handle}`).join(', ') || '—'}</td>
+            <td className="mono" data-testid="device-net-cell">{d.net ? `${d.net.interface} :${d.net.port}` : '—'}</td>
             <td className="actions">
               <button type="button" data-testid="alloc-pd" onClick={(e) => { e.stopPropagation(); void allocPd(d.handle); }}>Alloc PD</button>
               <button type="button" className="danger" data-testid="destroy-device" onClick={(e) => { e.stopPropagation(); void destroy(d.handle); }}>Destroy</button>
@@ -111,6 +113,7 @@ export function DevicesPanel() {
         <CreateDeviceForm />
       </Section>
       {d && <Section title={`Device ${d.name} — ${d.profile}`}><DeviceDetail d={d} /></Section>}
+      {d && <Section title={`Network — ${d.name}`} testid="network-section"><NetworkSection d={d} /></Section>}
       <Section title="Real devices (libibverbs)">
         {real.length === 0 ? <p data-testid="real-devices">Real devices (libibverbs): none found</p> : (
           <ul data-testid="real-devices">{real.map((r, i) => <li key={i} className="mono">{String(r.name ?? JSON.stringify(r))}</li>)}</ul>

@@ -9,6 +9,7 @@ import { hex, hexAddr, num, type Rec } from '../store/spec.ts';
 import { ErrorMessage, Field, Pending, Section, parseNum } from '../components/ui.tsx';
 import { RingView } from '../components/Ring.tsx';
 import { QpStateDiagram } from '../components/QpStateDiagram.tsx';
+import { RemoteConnectForm } from './RemoteConnect.tsx';
 
 /** "left" for an object on device left: MR via its PD, QP via its device */
 function useNames() {
@@ -287,6 +288,7 @@ function QpCard({ handle }: { handle: number }) {
 
 export function QueuesPanel() {
   const { qps, cqs, srqs, model } = useLiveObjects();
+  const { dev } = useNames();
   return (
     <div className="stack">
       <div className="row">
@@ -295,6 +297,9 @@ export function QueuesPanel() {
       </div>
       <div className="row">
         <Section title="Connect two RC QPs (qp.connect)"><ConnectForm /></Section>
+        <Section title="Connect a QP to a remote host (qp.connect remote)" testid="remote-connect-section"><RemoteConnectForm qps={qps} dev={dev} /></Section>
+      </div>
+      <div className="row">
         <Section title="Create SRQ"><CreateSrqForm /></Section>
       </div>
       <div className="row">

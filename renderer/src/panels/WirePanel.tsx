@@ -8,6 +8,10 @@ import { ErrorMessage, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
 
 const fmtT = (t: number) => `${(t / 1000).toFixed(3)} µs`;
+/** device 0 on a packet is the remote host: the device was on the network (UDP transport) */
+const REMOTE = 'remote host (UDP)';
+/** received from a remote host: this session's only record of that packet, so it is listed like a sent one */
+const fromRemote = (p: PacketRow) => p.event === 'received' && p.peer === 0;
 
 /** sending and receiving device of a packet row (PacketSent: device -> d; PacketDropped: ? -> device) */
 function ends(p: PacketRow): { from: number; to: number } {
@@ -17,6 +21,8 @@ function ends(p: PacketRow): { from: number; to: number } {
 /** source QPN: BTH has none, so it is the QP on the sending device whose destination QPN is the packet's */
 function srcQpn(queues: QueueModel, p: PacketRow): number | null {
   if (p.srcQpn) return p.srcQpn;
+  // from the remote host: the receiving QP (dstQpn, on this device) knows whom it is connected to
+  if (fromRemote(p)) { for (const q of queues.qps.values()) if (q.device === p.device && q.qpn === p.dstQpn && q.destQpn) return q.destQpn; return null; }
   const { from } = ends(p);
   for (const q of queues.qps.values()) if (q.device === from && q.destQpn === p.dstQpn && q.destQpn) return q.qpn;
   return null;
@@ -44,11 +50,11 @@ function PacketList({ rows, selected, onSelect, follow }: { rows: PacketRow[]; s
 function Decoded({ p }: { p: PacketRow | undefined }) {
   const devices = useConsole((s) => s.devices);
   if (!p) return <p className="muted">Select a packet.</p>;
-  const name = (d: number) => devices.find((x) => x.handle === d)?.name ?? `device ${d}`;
+  const name = (d: number) => (d === 0 && p.peer === 0 ? REMOTE : devices.find((x) => x.handle === d)?.name ?? `device ${d}`);
   const e = ends(p);
   return (
     <div data-testid="packet-detail">
-      <p><strong>{p.opName}</strong> <span className="muted">{e.from ? name(e.from) : '?'} → {e.to ? name(e.to) : '?'}, {p.event} at {fmtT(p.t)} (event #{p.seq})</span></p>
+      <p><strong>{p.opName}</strong> <span className="muted">{e.from || p.peer === 0 ? name(e.from) : '?'} → {e.to || p.peer === 0 ? name(e.to) : '?'}, {p.event} at {fmtT(p.t)} (event #{p.seq})</span></p>
       {p.text && p.text !== p.opName && <p>{p.text}</p>}
       <table className="table compact mono"><tbody>
         {packetFields(p).map(([k, v]) => <tr key={k}><td>{k}</td><td>{v}</td></tr>)}
@@ -65,15 +71,20 @@ function Ladder({ rows, focus, onPick }: { rows: PacketRow[]; focus: PacketRow |
   if (!rows.length) return <p className="muted">No packets on the wire yet.</p>;
   const anchor = focus ?? rows[rows.length - 1];
   const ae = ends(anchor);
-  const a = ae.from || devices.find((d) => d.handle !== ae.to)?.handle || 0;
-  const b = ae.to || devices.find((d) => d.handle !== a)?.handle || 0;
-  const between = (p: PacketRow) => { const e = ends(p); return (e.from === a && e.to === b) || (e.from === b && e.to === a) || (!e.from && (e.to === a || e.to === b)); };
-  const pair = rows.filter((p) => p.event !== 'received' && between(p));
+  // a packet to or from the remote host: the ladder is this device and the remote host
+  const remote = anchor.peer === 0 && anchor.event !== 'dropped';
+  const a = remote ? anchor.device : ae.from || devices.find((d) => d.handle !== ae.to)?.handle || 0;
+  const b = remote ? 0 : ae.to || devices.find((d) => d.handle !== a)?.handle || 0;
+  const between = (p: PacketRow) => {
+    if (remote) return p.device === a && p.peer === 0 && p.event !== 'dropped';
+    const e = ends(p); return (e.from === a && e.to === b) || (e.from === b && e.to === a) || (!e.from && (e.to === a || e.to === b));
+  };
+  const pair = rows.filter((p) => (p.event !== 'received' || (remote && fromRemote(p))) && between(p));
   const idx = Math.max(0, pair.indexOf(anchor));
   const win = pair.slice(Math.max(0, Math.min(idx - 15, pair.length - 30)), Math.max(idx + 15, 30));
   const W = 620; const xa = 120; const xb = W - 120; const dy = 26; const top = 40;
   const H = top + win.length * dy + 20;
-  const name = (d: number) => devices.find((x) => x.handle === d)?.name ?? `device ${d || '?'}`;
+  const name = (d: number) => (remote && d === 0 ? REMOTE : devices.find((x) => x.handle === d)?.name ?? `device ${d || '?'}`);
   return (
     <svg className="ladder" data-testid="ladder" viewBox={`0 0 ${W} ${H}`} width="100%" style={{ maxWidth: W }} role="img" aria-label={`sequence diagram ${name(a)} and ${name(b)}`}>
       <defs>
@@ -110,30 +121,43 @@ export function WirePanel() {
   const selectedId = useConsole((s) => s.selectedPacket);
   const select = useConsole((s) => s.selectPacket);
   const savePcap = useConsole((s) => s.savePcap);
+  const devices = useConsole((s) => s.devices);
+  const onNet = devices.filter((d) => d.net);
+  const [capture, setCapture] = useState('');
+  // on the network: "Save pcap" saves that device's real traffic (real IP/UDP headers) unless "session" is chosen
+  const netDev = capture === 'session' ? undefined : onNet.find((d) => String(d.handle) === capture) ?? onNet[0];
   const [follow, setFollow] = useState(true);
   const [showRecv, setShowRecv] = useState(false);
   const [saved, setSaved] = useState('');
   const all = model.wire.rows;
-  const rows = showRecv ? all : all.filter((p) => p.event !== 'received');
+  const rows = showRecv ? all : all.filter((p) => p.event !== 'received' || fromRemote(p));
   const selIdx = selectedId === null ? null : rows.findIndex((p) => p.id === selectedId);
   const sel = selIdx !== null && selIdx >= 0 ? rows[selIdx] : undefined;
   const onSave = async () => {
-    const bytes = await savePcap();
+    const bytes = await savePcap(netDev?.handle);
     if (!bytes) return;
+    const file = netDev ? `verbslab-${netDev.name}-net.pcap` : 'verbslab.pcap';
     const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/vnd.tcpdump.pcap' }));
-    const a = document.createElement('a'); a.href = url; a.download = 'verbslab.pcap'; document.body.appendChild(a); a.click(); a.remove();
+    const a = document.createElement('a'); a.href = url; a.download = file; document.body.appendChild(a); a.click(); a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    setSaved(`saved verbslab.pcap (${bytes.length} bytes)`);
+    setSaved(`saved ${file} (${bytes.length} bytes${netDev ? `, network traffic of ${netDev.name}` : ''})`);
   };
   return (
     <div className="stack">
       <Section title={`Packets (${rows.length.toLocaleString()})`} testid="wire-section" actions={<>
         <label className="small"><input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> follow</label>
         <label className="small"><input type="checkbox" checked={showRecv} onChange={(e) => setShowRecv(e.target.checked)} /> show receive events</label>
+        {onNet.length > 0 && (
+          <select data-testid="pcap-source" aria-label="capture to save" value={netDev ? String(netDev.handle) : 'session'} onChange={(e) => setCapture(e.target.value)}>
+            {onNet.map((d) => <option key={d.handle} value={d.handle}>network: {d.name} ({d.net!.interface}:{d.net!.port})</option>)}
+            <option value="session">session (in-process devices)</option>
+          </select>
+        )}
         <button type="button" data-testid="save-pcap" onClick={() => void onSave()}>Save pcap</button>
         <span className="muted small" data-testid="pcap-saved">{saved}</span>
       </>}>
         <ErrorMessage form="pcap.get" />
+        {onNet.length > 0 && <p className="muted small" data-testid="wire-net-note">{onNet.map((d) => d.name).join(', ')} on the network: packets to and from the remote host are the real datagrams (device 0 = {REMOTE}).</p>}
         {rows.length === 0 ? <p className="muted" data-testid="no-packets">No packets yet: post a send and run the engine.</p>
           : <PacketList rows={rows} selected={selIdx} onSelect={(i) => { setFollow(false); select(rows[i]?.id ?? null); }} follow={follow} />}
       </Section>

@@ -34,8 +34,20 @@ export interface DeviceView {
   handle: number; name: string; profile: string; capFlags: number; capNames: string[]; atomicCap: string;
   limits: [string, number][]; gids: { index: number; gid: string; type: string }[]; portState: number; portStateName: string;
   activeMtu: string; transport: string; nodeGuid: string;
+  /** the device's UDP transport when it is on a real network (device.attachNet), else null */
+  net: NetView | null;
   raw: Rec;
 }
+export interface NetView {
+  interface: string; port: number;
+  gids: { index: number; gid: string; type: string; ip?: string }[];
+  stats: { txPackets: number; txBytes: number; rxPackets: number; rxBytes: number; rxDropped: number; txDropped: number };
+}
+export interface HostInterface { name: string; up: boolean; loopback: boolean; mtu: number; addrs: string[] }
+/** where a device goes on the network: a host interface or one local address; UDP port; remote hosts' port */
+export interface AttachNetArgs { interface?: string; address?: string; port: number; peerPort?: number }
+/** the other side of a connection on another host, as it shows it (rc_pingpong's "remote address") */
+export interface RemoteDestArgs { dgid: string; qpn: number; psn: number; sgidIndex?: number }
 export interface BufferView { handle: number; addr: number; length: number; destroyed: boolean }
 export interface PdView { handle: number; device: number; destroyed: boolean }
 export interface PollView { cq: number; wcs: Rec[]; seqAt: number }
@@ -79,6 +91,10 @@ export interface ConsoleState {
   devicesLoaded: boolean; devices: DeviceView[]; profiles: ProfileView[]; realDevices: Rec[]; selectedDevice: number | null; pds: PdView[];
   refreshDevices(): Promise<void>; createDevice(profile: string, name?: string): Promise<void>;
   destroyDevice(handle: number): Promise<void>; selectDevice(h: number | null): void; allocPd(device: number): Promise<void>;
+  /** host interfaces (for the "Put on network" form) and whether the session runs in real time (a device is on
+   *  the network: the UDP transport drives the clock, so step / run / autorun are refused) */
+  interfaces: HostInterface[]; realTime: boolean;
+  attachNet(device: number, a: AttachNetArgs): Promise<boolean>; detachNet(device: number): Promise<boolean>;
   // memory & keys
   buffers: BufferView[]; selectedBuffer: number | null;
   /** objects alive in the session that this page has no details for (created before it connected) */
@@ -99,6 +115,8 @@ export interface ConsoleState {
   createCq(device: number, cqe: number): Promise<boolean>;
   createQp(args: { pd: number; sendCq: number; recvCq: number; qpType: string; maxSendWr: number; maxRecvWr: number }): Promise<boolean>;
   connectQps(qp: number, peer: number): Promise<boolean>;
+  /** connect qp to a QP on another host (only this side moves to RTS); sqPsn = our PSN the other side needs */
+  connectRemote(qp: number, remote: RemoteDestArgs, sqPsn: number): Promise<boolean>;
   queryQp(qp: number): Promise<void>;
   postSend(qp: number, wr: SendWr): Promise<boolean>;
   /** the last WR posted from the console on each QP (the load generator repeats it) */
@@ -109,7 +127,9 @@ export interface ConsoleState {
   pollCq(cq: number, max: number): Promise<void>; reqNotify(cq: number): Promise<void>;
   lastPoll: Record<number, PollView>;
   // wire
-  selectedPacket: number | null; selectPacket(id: number | null): void; savePcap(): Promise<Uint8Array | null>;
+  selectedPacket: number | null; selectPacket(id: number | null): void;
+  /** the session's pcap, or (device given) the capture of that device's real network traffic */
+  savePcap(device?: number): Promise<Uint8Array | null>;
   // events
   filter: EventFilter; setFilter(f: Partial<EventFilter>): void;
   ingest(events: DeviceEvent[], dropped?: number): void;
@@ -169,9 +189,26 @@ export function deviceView(d: unknown): DeviceView {
     portStateName: str(r, 'portStateName') ?? (num(r, 'portState') === 4 ? 'IBV_PORT_ACTIVE' : `port state ${num(r, 'portState') ?? '?'}`),
     activeMtu: str(pr, 'activeMtuName') ?? Mtu.name(num(pr, 'activeMtu') ?? 0),
     transport: str(pr, 'transport') ?? '',
+    net: netView(pick(r, 'net')),
     nodeGuid: (() => { const v = pick(r, 'nodeGuid'); return typeof v === 'number' ? `0x${v.toString(16)}` : typeof v === 'string' ? v : ''; })(),
     raw: r,
   };
+}
+export function netView(v: unknown): NetView | null {
+  if (!isRec(v)) return null;
+  const st = (isRec(v.stats) ? v.stats : {}) as Rec;
+  const n = (k: string) => num(st, k) ?? 0;
+  const gids = Array.isArray(v.gids) ? v.gids.filter(isRec) as Rec[] : [];
+  return {
+    interface: str(v, 'interface') ?? '', port: num(v, 'port') ?? 0,
+    gids: gids.map((g, i) => ({ index: num(g, 'index') ?? i, gid: str(g, 'gid') ?? '', type: str(g, 'type') ?? '', ...(str(g, 'ip') ? { ip: str(g, 'ip') } : {}) })),
+    stats: { txPackets: n('txPackets'), txBytes: n('txBytes'), rxPackets: n('rxPackets'), rxBytes: n('rxBytes'), rxDropped: n('rxDropped'), txDropped: n('txDropped') },
+  };
+}
+/** The GID this device sends from by default (same rule as the host): its first IPv4-mapped GID, else its first. */
+export function localGid(net: NetView | null): { index: number; gid: string; ip?: string } | null {
+  if (!net || !net.gids.length) return null;
+  return net.gids.find((g) => g.gid.startsWith('0000:0000:0000:0000:0000:ffff:')) ?? net.gids[0]!;
 }
 export function bytesFrom(v: unknown): Uint8Array {
   const s = typeof v === 'string' ? v : str(v, 'data', 'hex', 'bytes');
@@ -312,7 +349,13 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const profiles = listOf(r.result, 'profiles').map(profileView);
         const real = listOf(r.result, 'realDevices', 'real', 'ibverbs').filter(isRec) as Rec[];
         const sel = get().selectedDevice;
+        const ifs = listOf(r.result, 'interfaces').filter(isRec).map((i) => ({
+          name: str(i, 'name') ?? '', up: pick(i, 'up') === true, loopback: pick(i, 'loopback') === true, mtu: num(i, 'mtu') ?? 0,
+          addrs: (Array.isArray(i.addrs) ? i.addrs : []).filter((a): a is string => typeof a === 'string'),
+        }));
+        const realTime = devices.some((d) => d.net);
         set({
+          interfaces: ifs, realTime, ...(realTime ? { autorun: false } : {}),
           devicesLoaded: true, devices, realDevices: real,
           profiles: profiles.length ? profiles : get().profiles,
           selectedDevice: sel !== null && devices.some((d) => d.handle === sel) ? sel : devices[0]?.handle ?? null,
@@ -326,6 +369,20 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         if (await get().exec(`device.destroy:${handle}`, { cmd: 'device.destroy', args: { device: handle } })) await get().refreshDevices();
       },
       selectDevice: (h) => set({ selectedDevice: h }),
+      interfaces: [], realTime: false,
+      async attachNet(device, a) {
+        const args: Record<string, unknown> = { device, port: a.port };
+        if (a.interface !== undefined) args.interface = a.interface; else args.address = a.address;
+        if (a.peerPort !== undefined) args.peerPort = a.peerPort;
+        const r = await get().exec(`device.attachNet:${device}`, { cmd: 'device.attachNet', args });
+        await get().refreshDevices();
+        return !!r;
+      },
+      async detachNet(device) {
+        const r = await get().exec(`device.detachNet:${device}`, { cmd: 'device.detachNet', args: { device } });
+        await get().refreshDevices();
+        return !!r;
+      },
       async allocPd(device) {
         const r = await get().exec(`pd.alloc:${device}`, { cmd: 'pd.alloc', args: { device } });
         const h = r && handleOf(r.result, 'pd');
@@ -441,6 +498,12 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         await get().queryQp(qp); await get().queryQp(peer);
         return true;
       },
+      async connectRemote(qp, remote, sqPsn) {
+        const r = await get().exec('qp.connect:remote', { cmd: 'qp.connect', args: { qp, remote, sqPsn } });
+        if (!r) return false;
+        await get().queryQp(qp);
+        return true;
+      },
       async queryQp(qp) {
         const r = await get().exec(`qp.query:${qp}`, { cmd: 'qp.query', args: { qp } });
         if (r && isRec(r.result)) { model.queues.applyQpInfo(r.result, qp); dirty.queues = true; queueFlush(); }
@@ -475,8 +538,8 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       // ---------------------------------------------------------- wire
       selectedPacket: null,
       selectPacket: (id) => set({ selectedPacket: id }),
-      async savePcap() {
-        const r = await get().exec('pcap.get', { cmd: 'pcap.get', args: {} });
+      async savePcap(device) {
+        const r = await get().exec('pcap.get', { cmd: 'pcap.get', args: device === undefined ? {} : { device } });
         if (!r) return null;
         const res = r.result;
         const b64 = str(res, 'base64');
@@ -527,6 +590,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         if (ring.total === 0) await loadRecent();
         const r = await get().exec('session.info', { cmd: 'session.info', args: {} });
         if (!r) return;
+        if (pick(r.result, 'realTime') === true) set({ realTime: true });
         const ar = pick(r.result, 'autorun');
         if (isRec(ar) && typeof ar.on === 'boolean') set({ autorun: ar.on, stepsPerSecond: num(ar, 'stepsPerSecond') ?? get().stepsPerSecond });
         const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
