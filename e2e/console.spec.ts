@@ -163,6 +163,22 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await expect(page.getByTestId('ladder-arrow').first()).toBeVisible();
   await shot(page, 'wire');
 
+  // ---- the load generator repeats that WRITE while the engine steps, then stops
+  await panel(page, 'run');
+  await expect(page.getByTestId('traffic-qp')).toContainText('IBV_WR_RDMA_WRITE');
+  await page.getByTestId('traffic-toggle').click();
+  await expect(page.getByTestId('traffic-status')).toContainText('running');
+  await page.getByTestId('step-count').fill('3000');
+  await page.getByRole('button', { name: /Step ×3000/ }).click();
+  await expect(page.getByTestId('run-status')).toContainText('3000 steps');
+  await page.getByTestId('traffic-toggle').click();
+  await expect(page.getByTestId('traffic-status')).toContainText('stopped');
+  const status = await page.getByTestId('traffic-status').innerText();
+  expect(Number(/(\d+) posted/.exec(status)?.[1] ?? 0)).toBeGreaterThan(50);
+  expect(Number(/(\d+) completions polled/.exec(status)?.[1] ?? 0)).toBeGreaterThan(50);
+  await page.getByTestId('run-idle').click();
+  await noErrors(page);
+
   // ---- wrong rkey: the responder refuses it
   await panel(page, 'queues');
   await selectContaining(page.getByTestId('send-qp'), `on ${LEFT}`);
