@@ -171,6 +171,7 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await page.getByTestId('step-count').fill('3000');
   await page.getByRole('button', { name: /Step ×3000/ }).click();
   await expect(page.getByTestId('run-status')).toContainText('3000 steps');
+  await expect(page.getByTestId('traffic-status')).toContainText(/running on QP \d+: [1-9]\d* posted/);   // from engine.step's reply
   await page.getByTestId('traffic-toggle').click();
   await expect(page.getByTestId('traffic-status')).toContainText('stopped');
   const status = await page.getByTestId('traffic-status').innerText();

@@ -519,8 +519,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const wr = qp !== undefined ? get().lastPosted[qp] : undefined;
         const args = on ? { on, qp, wrs: wr ? [wr] : undefined } : { on };
         const r = await get().exec('engine.traffic', { cmd: 'engine.traffic', args } as Command);
-        const t = r ? pick(r.result, 'traffic') : undefined;
-        if (isRec(t)) set({ traffic: { on: t.on === true, qp: num(t, 'qp'), posted: num(t, 'posted'), completed: num(t, 'completed'), stopped: str(t, 'stopped') } });
+        if (r) setTrafficFrom(r.result);
         return !!r;
       },
       async postRecv(qp, wr) { return !!(await get().exec('post.recv', { cmd: 'post.recv', args: { qp, wrs: [wr] } })); },
@@ -618,6 +617,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       async step(count) {
         const r = await get().exec('engine.step', { cmd: 'engine.step', args: { count } });
         if (r) set({ lastRun: describeRun('step', r.result) });
+        if (r) setTrafficFrom(r.result);
       },
       async runToIdle() {
         const r = await get().exec('engine.run', { cmd: 'engine.run', args: {} });
@@ -661,6 +661,12 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       } finally {
         if (held) { const h = held; held = null; for (const b of h) get().ingest(b.events, b.dropped); }
       }
+    }
+
+    /** the load generator's state from a reply that carries it (engine.traffic, engine.step) */
+    function setTrafficFrom(result: unknown) {
+      const t = pick(result, 'traffic');
+      if (isRec(t)) set({ traffic: { on: t.on === true, qp: num(t, 'qp'), posted: num(t, 'posted'), completed: num(t, 'completed'), stopped: str(t, 'stopped') } });
     }
 
     function applyObjectEvent(e: DeviceEvent) {
