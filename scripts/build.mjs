@@ -144,7 +144,7 @@ async function main() {
   if (what === 'addon') await buildAddon();
   if (what === 'tests') { await buildTests('release'); await buildTools('release'); }
   if (what === 'asan') { await buildTests('asan'); await buildTools('asan'); }
-  if (what === 'tsan') await buildTests('tsan');
+  if (what === 'tsan') { await buildTests('tsan'); await buildTools('tsan'); }
   if (what === 'tools') await buildTools('release');
   if (what === 'bench') await buildBench();
   if (what === 'renderer' || what === 'all') await buildRenderer();
