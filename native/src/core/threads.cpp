@@ -57,7 +57,11 @@ void SessionImpl::engine_main() {
   while (!stop_req) {
     sync_real_clock();
     int n = 0;
-    while (n < kBatch && !stop_req && due()) { step(); n++; }
+    while (n < kBatch && !stop_req && due()) {
+      sync_real_clock();                         // timers armed by this action count from the real time
+      step();
+      n++;
+    }
     if (n) {                                     // let posters and pollers in between batches
       lk.unlock();
       for (int i = 0; i < 64; i++) cpu_relax();  // a caller spinning on try_lock gets its turn
