@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the native parts with g++ directly (no cmake/make/python needed) and the renderer with Vite.
-//   node scripts/build.mjs [native|addon|tests|asan|bench|tools|renderer|all]
+//   node scripts/build.mjs [native|addon|tests|asan|tsan|bench|tools|renderer|all]
+// tsan (ThreadSanitizer, manual): build/native-tsan/vl_tests --gtest_filter='EngineThreads.*' (see README)
 // Objects are incremental (g++ -MMD dependency files), compiled in parallel on every core.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -66,6 +67,7 @@ const WARN = ['-Wall', '-Wextra', '-Wno-unused-parameter', '-Wno-missing-field-i
 const PROFILES = {
   release: { dir: 'build/native', flags: ['-O2', '-g', '-fPIC', '-DNDEBUG'] },
   asan: { dir: 'build/native-asan', flags: ['-O1', '-g', '-fPIC', '-fsanitize=address,undefined', '-fno-omit-frame-pointer', '-fno-sanitize-recover=undefined'] },
+  tsan: { dir: 'build/native-tsan', flags: ['-O1', '-g', '-fPIC', '-fsanitize=thread', '-fno-omit-frame-pointer'] },
 };
 
 async function compile(profile, srcs, extraFlags = []) {
@@ -142,6 +144,7 @@ async function main() {
   if (what === 'addon') await buildAddon();
   if (what === 'tests') { await buildTests('release'); await buildTools('release'); }
   if (what === 'asan') { await buildTests('asan'); await buildTools('asan'); }
+  if (what === 'tsan') { await buildTests('tsan'); await buildTools('tsan'); }
   if (what === 'tools') await buildTools('release');
   if (what === 'bench') await buildBench();
   if (what === 'renderer' || what === 'all') await buildRenderer();

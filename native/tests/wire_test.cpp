@@ -1,6 +1,7 @@
 // Wire* tests: CRC-32 kernels, ICRC, opcodes, encode/decode, framing, pcap, and the kernel-rxe capture.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -59,6 +60,8 @@ TEST(WireCrc32, KnownVectors) {
   const std::string impl = crc32_impl_name();
   if (detail::crc32_vpclmul_supported()) {
     EXPECT_EQ(impl, "vpclmulqdq-avx512-fold16");
+  } else if (detail::crc32_vpclmul256_supported()) {
+    EXPECT_EQ(impl, "vpclmulqdq-avx2-fold8");
   } else if (detail::crc32_pclmul_supported()) {
     EXPECT_EQ(impl, "pclmulqdq-fold4");
   } else {
@@ -70,6 +73,8 @@ TEST(WireCrc32, AllKernelsAgreeWithBitwiseOnRandomSpans) {
   std::mt19937_64 rng(42);
   auto buf = random_bytes(rng, 20000);
   const bool pcl = detail::crc32_pclmul_supported(), vpcl = detail::crc32_vpclmul_supported();
+  const bool vpcl256 = detail::crc32_vpclmul256_supported();
+  std::vector<uint8_t> dst(20000 + 64);
   for (int i = 0; i < 4000; i++) {
     const size_t off = rng() % 64;
     size_t n = (i < 1100) ? size_t(i) : size_t(rng() % (i % 4 == 0 ? 19000 : 1500));  // every length < 1100
@@ -83,10 +88,24 @@ TEST(WireCrc32, AllKernelsAgreeWithBitwiseOnRandomSpans) {
     if (vpcl) {
       ASSERT_EQ(detail::crc32_update_vpclmul(s, buf.data() + off, n), ref) << "vpclmul n=" << n << " off=" << off;
     }
+    if (vpcl256) {
+      ASSERT_EQ(detail::crc32_update_vpclmul256(s, buf.data() + off, n), ref) << "vpclmul256 n=" << n << " off=" << off;
+      const size_t doff = (off * 7) % 61;
+      std::fill(dst.begin(), dst.end(), uint8_t(0xA5));
+      ASSERT_EQ(detail::crc32_copy_update_vpclmul256(s, dst.data() + doff, buf.data() + off, n), ref) << "fused n=" << n;
+      ASSERT_TRUE(std::equal(buf.begin() + off, buf.begin() + off + n, dst.begin() + doff)) << "fused copy n=" << n;
+      if (doff) { ASSERT_EQ(dst[doff - 1], 0xA5) << "fused copy wrote before dst, n=" << n; }
+      ASSERT_EQ(dst[doff + n], 0xA5) << "fused copy wrote past dst + n, n=" << n;
+    }
     ASSERT_EQ(crc32_update(s, buf.data() + off, n), ref);
+    std::vector<uint8_t> d2(n + 1, 0x5A);
+    ASSERT_EQ(crc32_copy_update(s, d2.data(), buf.data() + off, n), ref);
+    ASSERT_TRUE(std::equal(buf.begin() + off, buf.begin() + off + n, d2.begin()));
+    ASSERT_EQ(d2[n], 0x5A);
   }
-  if (!pcl || !vpcl) GTEST_SKIP() << "CPU lacks " << (pcl ? "VPCLMULQDQ/AVX-512" : "PCLMULQDQ")
-                                  << ": that kernel could not be checked here (the others were)";
+  if (!pcl || !vpcl || !vpcl256)
+    GTEST_SKIP() << "CPU lacks " << (!pcl ? "PCLMULQDQ" : !vpcl256 ? "VPCLMULQDQ/AVX2" : "VPCLMULQDQ/AVX-512")
+                 << ": that kernel could not be checked here (the others were)";
 }
 
 TEST(WireCrc32, IncrementalEqualsOneShot) {

@@ -121,6 +121,14 @@ struct Event {
 
 struct FaultConfig { double loss = 0, duplicate = 0, reorder = 0, delay = 0; uint64_t delay_ns = 0; };
 
+// How the engine runs.
+//   Off      deterministic: virtual time, nothing happens until step() / run() (the default).
+//   Inline   free running, run-to-completion: post_send / post_recv / post_srq_recv / poll_cq run the engine to
+//            idle on the calling thread (virtual time still advances).
+//   Threads  free running on an engine thread (a doorbell wakes it, as on a NIC): verbs calls only queue work and
+//            read completions; time is real (monotonic clock), so ACK / RNR timers fire in real time.
+enum class FreeRunMode : uint32_t { Off, Inline, Threads };
+
 // ---------------------------------------------------------------- the session
 class SessionImpl;
 class Session {
@@ -175,12 +183,20 @@ class Session {
 
   // engine: deterministic (virtual time, step) or free running (threads)
   void set_faults(const FaultConfig& f);
-  bool step();                                     // run one engine action; false when idle
+  bool step();                                     // run one engine action; false when idle (or Threads mode)
   uint64_t run(uint64_t max_steps = UINT64_MAX);   // run until idle (or max); returns steps taken
   uint64_t now_ns() const;
   // free running: post_send / post_recv / post_srq_recv / poll_cq run the engine to idle on the calling thread
   // (run-to-completion; virtual time still advances). Off by default (deterministic stepping).
+  // Same as set_free_run_mode(on ? Inline : Off).
   void set_free_running(bool on);
+  // Switches between the modes above. Leaving Threads stops and joins the engine thread (queued work stays queued).
+  // Errors: EINVAL unknown mode; EBUSY a device is attached to a UDP transport (it drives the engine itself).
+  Status set_free_run_mode(FreeRunMode m);
+  FreeRunMode free_run_mode() const;
+  // n = 0: back to deterministic (Off); n = 1: Threads with one engine thread. EINVAL for n > 1 (only one engine
+  // thread is implemented). While Threads runs, step() and run() do nothing (they return false / 0).
+  Status set_engine_threads(unsigned n);
 
   // observation
   std::vector<Event> drain_events(size_t max = SIZE_MAX);

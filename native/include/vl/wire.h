@@ -66,7 +66,7 @@ struct Framing {
 };
 
 // CRC-32, IEEE 802.3 / zlib parameters (WIRE.md 1.8 step 2). crc32(p, n) == zlib.crc32(p); chaining works like
-// zlib: crc32(b, nb, crc32(a, na)) == crc32(a+b). Picks at run time: VPCLMULQDQ+AVX-512 folding, else PCLMULQDQ
+// zlib: crc32(b, nb, crc32(a, na)) == crc32(a+b). Picks at run time: VPCLMULQDQ+AVX-512 folding, else VPCLMULQDQ+AVX2, else PCLMULQDQ
 // folding, else slice-by-8 tables.
 uint32_t crc32(const void* data, size_t len, uint32_t crc = 0);
 // Raw register form (no inversions): start at 0xFFFFFFFF, feed spans, the CRC is ~state.
@@ -76,7 +76,9 @@ struct Crc32 {
   void update(const void* data, size_t len) { state = crc32_update(state, data, len); }
   uint32_t value() const { return ~state; }
 };
-const char* crc32_impl_name();  // the path crc32() takes: "vpclmulqdq-avx512-fold16", "pclmulqdq-fold4", "slice-by-8"
+const char* crc32_impl_name();  // the path crc32() takes: "vpclmulqdq-avx512-fold16", "vpclmulqdq-avx2-fold8", "pclmulqdq-fold4", "slice-by-8"
+// Copy + CRC in one pass over the bytes (same result as memcpy then crc32_update); dst and src must not overlap.
+uint32_t crc32_copy_update(uint32_t state, void* dst, const void* src, size_t len);
 
 // Bytes of BTH + extension headers for an opcode (12 + ...), 0 for an unknown opcode.
 size_t header_len(uint8_t opcode);

@@ -19,6 +19,7 @@ bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err
     return false;
   }
   c.q.push_back(wc);
+  cqe_count.fetch_add(1, std::memory_order_release);
   if (capture) {
     auto& e = emit(EventKind::Cqe, c.dev, c.h, "cq", std::string(wc_status_name(wc.status)) + " wr_id " + std::to_string(wc.wr_id));
     e.wc = wc; e.a = wc.status; e.b = wc.opcode; e.c = wc.qp_num; e.d = c.q.size();
@@ -34,6 +35,7 @@ bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err
 }
 
 Result<Handle> Session::create_cq(Handle devh, uint32_t cqe, bool with_channel) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Device* d = S.dev(devh);
   if (!d) return rfail<Handle>(ENOENT, "dev: no device with handle " + std::to_string(devh));
@@ -47,6 +49,7 @@ Result<Handle> Session::create_cq(Handle devh, uint32_t cqe, bool with_channel) 
 }
 
 Status Session::destroy_cq(Handle cqh) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Cq* c = S.cq(cqh);
   if (!c) return fail(ENOENT, "cq: no CQ with handle " + std::to_string(cqh));
@@ -63,6 +66,7 @@ Status Session::destroy_cq(Handle cqh) {
 }
 
 Status Session::req_notify_cq(Handle cqh, bool solicited_only) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Cq* c = S.cq(cqh);
   if (!c) return fail(ENOENT, "cq: no CQ with handle " + std::to_string(cqh));
@@ -73,6 +77,7 @@ Status Session::req_notify_cq(Handle cqh, bool solicited_only) {
 }
 
 Result<int> Session::req_notify_cq_report_missed(Handle cqh, bool solicited_only) {
+  auto lk_ = impl_->lock();
   auto st = req_notify_cq(cqh, solicited_only);
   if (!st.ok()) return rfail<int>(st.err, st.msg);
   return rok(impl_->cq(cqh)->q.empty() ? 0 : 1);   // rxe: > 0 iff the CQ is not empty
@@ -81,9 +86,21 @@ Result<int> Session::req_notify_cq_report_missed(Handle cqh, bool solicited_only
 std::vector<Wc> Session::poll_cq(Handle cqh, uint32_t max) {
   auto& S = *impl_;
   std::vector<Wc> out;
+  // Threads mode: a CQ found empty stays empty until some CQE is posted (cqe_count moves), so a busy-polling caller
+  // does not take the session lock away from the engine thread on every empty poll.
+  struct EmptySeen { uint64_t serial = 0; Handle cq = 0; uint64_t count = 0; };
+  static thread_local EmptySeen seen;
+  const bool threaded = S.threaded.load(std::memory_order_relaxed);
+  if (threaded && seen.serial == S.serial && seen.cq == cqh && S.cqe_count.load(std::memory_order_acquire) == seen.count)
+    return out;
+  auto lk_ = S.lock();
+  const uint64_t count = S.cqe_count.load(std::memory_order_relaxed);
   Cq* c = S.cq(cqh);
-  if (!c) return out;
-  if (S.free_running) S.run_to_idle();
+  if (!c || c->q.empty()) {
+    if (threaded) seen = {S.serial, cqh, count};
+    if (!c) return out;
+  }
+  if (S.inline_run) S.run_to_idle();
   uint32_t n = std::min<uint64_t>(max, c->q.size());
   out.reserve(n);
   for (uint32_t i = 0; i < n; i++) { out.push_back(c->q.front()); c->q.pop_front(); }
@@ -91,6 +108,7 @@ std::vector<Wc> Session::poll_cq(Handle cqh, uint32_t max) {
 }
 
 Result<Handle> Session::get_cq_event(Handle devh) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Device* d = S.dev(devh);
   if (!d) return rfail<Handle>(ENOENT, "dev: no device with handle " + std::to_string(devh));
@@ -102,6 +120,7 @@ Result<Handle> Session::get_cq_event(Handle devh) {
 }
 
 Status Session::ack_cq_events(Handle cqh, uint32_t n) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Cq* c = S.cq(cqh);
   if (!c) return fail(ENOENT, "cq: no CQ with handle " + std::to_string(cqh));

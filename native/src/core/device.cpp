@@ -6,16 +6,21 @@
 
 namespace vl {
 
-SessionImpl::SessionImpl(uint64_t s) : seed(s), rng(s), fault_rng(s ^ 0x9e3779b97f4a7c15ull) {}
+static std::atomic<uint64_t> g_session_serial{0};
+
+SessionImpl::SessionImpl(uint64_t s)
+    : seed(s), rng(s), fault_rng(s ^ 0x9e3779b97f4a7c15ull), serial(g_session_serial.fetch_add(1) + 1) {}
 
 SessionImpl::~SessionImpl() {
+  stop_engine();
   for (auto& [va, b] : buffers_by_va) std::free(b.mem);
 }
 
 Session::Session(uint64_t seed) : impl_(std::make_unique<SessionImpl>(seed)) {}
-Session::~Session() = default;
+Session::~Session() { impl_->stop_engine(); }   // join the engine thread before the objects go
 
 Result<Handle> Session::create_device(const std::string& profile, const std::string& name) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   const Profile* p = nullptr;
   for (auto& pr : builtin_profiles()) if (pr.name == profile) p = &pr;
@@ -61,6 +66,7 @@ Result<Handle> Session::create_device(const std::string& profile, const std::str
 }
 
 Status Session::destroy_device(Handle dev) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Device* d = S.dev(dev);
   if (!d) return fail(ENOENT, "dev: no device with handle " + std::to_string(dev));
@@ -72,6 +78,7 @@ Status Session::destroy_device(Handle dev) {
 }
 
 std::vector<DeviceInfo> Session::devices() const {
+  auto lk_ = impl_->lock();
   std::vector<DeviceInfo> out;
   for (auto& [h, d] : impl_->devs) {
     DeviceInfo i;
@@ -82,6 +89,7 @@ std::vector<DeviceInfo> Session::devices() const {
 }
 
 Result<Handle> Session::alloc_pd(Handle dev) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Device* d = S.dev(dev);
   if (!d) return rfail<Handle>(ENOENT, "dev: no device with handle " + std::to_string(dev));
@@ -94,6 +102,7 @@ Result<Handle> Session::alloc_pd(Handle dev) {
 }
 
 Status Session::dealloc_pd(Handle pd) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Pd* p = S.pd(pd);
   if (!p) return fail(ENOENT, "pd: no PD with handle " + std::to_string(pd));

@@ -1,6 +1,6 @@
-// The engine: a virtual clock and a priority queue of actions (requester runs, packet deliveries, ACK and RNR
-// timers). step() runs exactly one action; run() until idle. Free-running mode runs to completion on the
-// posting thread (post_send / post_recv / poll_cq drive the engine).
+// The engine: a clock and a priority queue of actions (requester runs, packet deliveries, ACK and RNR timers).
+// step() runs exactly one action; run() until idle. Free running: Inline runs to completion on the posting thread
+// (post_send / post_recv / poll_cq drive the engine); Threads runs on an engine thread (threads.cpp).
 #include <algorithm>
 
 #include "core/impl.h"
@@ -13,28 +13,43 @@ void SessionImpl::push(Action a) {
   a.seq = action_seq++;
   heap.push_back(std::move(a));
   std::push_heap(heap.begin(), heap.end(), later);
+  doorbell.fetch_add(1, std::memory_order_release);
+  if (engine_sleeping) cv.notify_one();
 }
 
-bool SessionImpl::step() {
-  if (heap.empty()) return false;
-  std::pop_heap(heap.begin(), heap.end(), later);
-  Action a = std::move(heap.back());
-  heap.pop_back();
+void SessionImpl::push_delivery(Action a) {
+  if (a.t != now + wire_latency_ns || (!fifo.empty() && fifo.back().t > a.t)) return push(std::move(a));
+  a.seq = action_seq++;
+  fifo.push_back(std::move(a));
+  doorbell.fetch_add(1, std::memory_order_release);
+  if (engine_sleeping) cv.notify_one();
+}
+
+uint64_t SessionImpl::next_time() const {
+  if (heap.empty()) return fifo.front().t;
+  if (fifo.empty()) return heap.front().t;
+  return std::min(heap.front().t, fifo.front().t);
+}
+
+void SessionImpl::exec(Action& a) {
   if (a.t > now) now = a.t;
   switch (a.kind) {
     case Action::ReqRun:
       if (Qp* q = qp(a.qp)) {
         q->req_scheduled = false;
         if (!free_running) { req_run(*q); break; }
-        // free running: let the requester emit up to 64 packets in this action instead of re-queuing itself
+        // free running: the requester emits up to 64 packets in this action instead of re-queuing itself, and each
+        // packet is delivered (and its ACK handled) right after it is built, while its bytes are still in cache
         batching_qp = q->h;
         for (int i = 0; i < 64; i++) {
           q->req_scheduled = false;
           req_run(*q);
-          if (!q->req_scheduled) break;
+          deliver_pending();
+          q = qp(a.qp);
+          if (!q || !q->req_scheduled) break;
         }
         batching_qp = 0;
-        if (q->req_scheduled) { q->req_scheduled = false; schedule_req(*q); }
+        if (q && q->req_scheduled) { q->req_scheduled = false; schedule_req(*q); }
       }
       break;
     case Action::Deliver:
@@ -48,7 +63,31 @@ bool SessionImpl::step() {
       if (Qp* q = qp(a.qp)) on_rnr_timer(*q, a.gen);
       break;
   }
+}
+
+bool SessionImpl::step() {
+  if (idle()) return false;
+  Action a;
+  if (!fifo.empty() && (heap.empty() || later(heap.front(), fifo.front()))) {
+    a = std::move(fifo.front());
+    fifo.pop_front();
+  } else {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    a = std::move(heap.back());
+    heap.pop_back();
+  }
+  exec(a);
   return true;
+}
+
+// Free running only (inside a batching ReqRun action): deliver every in-order packet that comes before whatever
+// else is queued; their ACKs / responses land in the FIFO too and are handled in the same loop.
+void SessionImpl::deliver_pending() {
+  while (!fifo.empty() && (heap.empty() || later(heap.front(), fifo.front()))) {
+    Action d = std::move(fifo.front());
+    fifo.pop_front();
+    exec(d);
+  }
 }
 
 // Free-running: run until idle, but never hang the caller on an endless exchange (e.g. RNR retry 7 =
@@ -60,13 +99,14 @@ void SessionImpl::run_to_idle() {
   depth++;
   const uint64_t start = now;
   for (uint64_t n = 0; n < 200000; n++) {
-    if (heap.empty() || heap.front().t > start + 2000000000ull) break;
+    if (idle() || next_time() > start + 2000000000ull) break;
     step();
   }
   depth--;
 }
 
 void Session::set_faults(const FaultConfig& f) {
+  auto lk = impl_->lock();
   auto& S = *impl_;
   FaultConfig c = f;
   auto clamp = [](double v) { return v < 0 ? 0 : v > 1 ? 1 : v; };
@@ -80,19 +120,25 @@ void Session::set_faults(const FaultConfig& f) {
   }
 }
 
-bool Session::step() { return impl_->step(); }
+bool Session::step() {
+  auto lk = impl_->lock();
+  if (impl_->mode == FreeRunMode::Threads) return false;
+  return impl_->step();
+}
 
 uint64_t Session::run(uint64_t max_steps) {
+  auto lk = impl_->lock();
+  if (impl_->mode == FreeRunMode::Threads) return 0;
   uint64_t n = 0;
   while (n < max_steps && impl_->step()) n++;
   return n;
 }
 
-uint64_t Session::now_ns() const { return impl_->now; }
-
-void Session::set_free_running(bool on) {
-  impl_->free_running = on;
-  if (on) impl_->run_to_idle();
+uint64_t Session::now_ns() const {
+  auto lk = impl_->lock();
+  return impl_->now;
 }
+
+void Session::set_free_running(bool on) { set_free_run_mode(on ? FreeRunMode::Inline : FreeRunMode::Off); }
 
 }  // namespace vl

@@ -41,6 +41,7 @@ Event& SessionImpl::emit(EventKind k, Handle dev, Handle obj, const char* obj_ki
 }
 
 std::vector<Event> Session::drain_events(size_t max) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   std::vector<Event> out;
   size_t n = std::min(max, S.events.size());
@@ -49,6 +50,9 @@ std::vector<Event> Session::drain_events(size_t max) {
   return out;
 }
 
-void Session::set_event_capture(bool on) { impl_->capture = on; }
+void Session::set_event_capture(bool on) {
+  auto lk_ = impl_->lock();
+  impl_->capture = on;
+}
 
 }  // namespace vl

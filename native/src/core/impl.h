@@ -1,13 +1,17 @@
 // Internal state of a Session: every object of the software RDMA device. Not a public header.
 #pragma once
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -16,6 +20,12 @@
 #include "vl/wire.h"
 
 namespace vl {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 inline Status ok() { return {}; }
 inline Status fail(int err, std::string msg) { return Status{err, std::move(msg)}; }
@@ -208,10 +218,40 @@ class SessionImpl {
 
   // engine
   uint64_t now = 0, action_seq = 0;
-  std::vector<Action> heap;
+  std::vector<Action> heap;                    // actions ordered by (t, seq)
+  // Deliveries that no fault moved in time have t = now + wire_latency_ns with a non-decreasing now, so they are
+  // already in (t, seq) order: they wait in this FIFO instead of the heap. step() takes whichever of heap.front()
+  // and fifo.front() comes first by (t, seq), which is exactly the order one heap would give.
+  std::deque<Action> fifo;
   FaultConfig faults;
-  bool free_running = false;
+  FreeRunMode mode = FreeRunMode::Off;
+  bool free_running = false;                   // Inline or Threads: requester batches, deliveries follow each packet
+  bool inline_run = false;                     // Inline: verbs calls run the engine to idle on the calling thread
   Handle batching_qp = 0;                      // free running: QP whose ReqRun action is looping
+
+  // engine thread (threads.cpp). Every Session call holds mu; the engine thread holds it while it runs a batch of
+  // actions and drops it between batches, so posts and polls interleave with the device's work.
+  mutable std::recursive_mutex mu;
+  std::condition_variable_any cv;
+  std::thread engine;
+  bool stop_req = false;
+  bool engine_sleeping = false;
+  std::atomic<uint64_t> doorbell{0};           // bumped by every push(): wakes a spinning or sleeping engine
+  std::atomic<bool> threaded{false};           // mode == Threads (readable without mu)
+  std::atomic<uint64_t> cqe_count{0};          // bumped by every cq_post: a poll that found a CQ empty can skip the
+                                               // lock until it changes (threads mode; the engine owns mu meanwhile)
+  const uint64_t serial;                       // unique per session in the process (poll_cq's empty-CQ cache key)
+  int64_t clock_base = 0;                      // threads: now == steady_clock ns - clock_base (never goes back)
+  mutable std::atomic<int> lock_waiters{0};   // callers blocked on mu: the engine thread yields to them
+  std::atomic<bool> engine_wants{false};       // the engine thread is taking mu: callers let it go first, so a
+                                               // tight poll_cq loop cannot starve the device
+  // Spins on try_lock first (critical sections are short; a futex sleep costs far more than the wait), then blocks.
+  std::unique_lock<std::recursive_mutex> lock() const;   // threads.cpp
+  void sync_real_clock();
+  bool due() const;                            // threads: the next action's time has come (real time)
+  void engine_main();
+  Status start_engine();
+  void stop_engine();
   uint64_t wire_latency_ns = 1000;
   uint16_t ip_id = 0;
 
@@ -299,8 +339,13 @@ class SessionImpl {
 
   // ---- engine (engine.cpp)
   void push(Action a);
+  void push_delivery(Action a);                // t == now + wire_latency_ns (in order): FIFO, else heap
   bool step();
+  void exec(Action& a);
+  void deliver_pending();                      // free running: deliver queued packets that are due before the rest
   void run_to_idle();
+  bool idle() const { return heap.empty() && fifo.empty(); }
+  uint64_t next_time() const;                  // time of the next action (idle() must be false)
 };
 
 // formatting helpers

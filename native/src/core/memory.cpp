@@ -34,6 +34,7 @@ void SessionImpl::note_write(Handle dev, uint64_t va, uint64_t len) {
 }
 
 Result<BufferInfo> Session::alloc_buffer(uint64_t length) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   if (length == 0) return rfail<BufferInfo>(EINVAL, "length: must be > 0");
   if (length > (256ull << 20)) return rfail<BufferInfo>(EINVAL, "length: larger than 256 MiB (the session's per-buffer limit)");
@@ -52,6 +53,7 @@ Result<BufferInfo> Session::alloc_buffer(uint64_t length) {
 }
 
 Status Session::free_buffer(Handle buf) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   auto it = S.buffer_va.find(buf);
   if (it == S.buffer_va.end()) return fail(ENOENT, "buf: no buffer with handle " + std::to_string(buf));
@@ -67,6 +69,7 @@ Status Session::free_buffer(Handle buf) {
 }
 
 Status Session::write_memory(uint64_t addr, const uint8_t* data, size_t len) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   if (len && !data) return fail(EINVAL, "data: null");
   uint8_t* p = S.host(addr, len);
@@ -77,6 +80,7 @@ Status Session::write_memory(uint64_t addr, const uint8_t* data, size_t len) {
 }
 
 Status Session::read_memory(uint64_t addr, uint8_t* out, size_t len) const {
+  auto lk_ = impl_->lock();
   const auto& S = *impl_;
   if (len && !out) return fail(EINVAL, "out: null");
   const uint8_t* p = S.host(addr, len);

@@ -52,6 +52,7 @@ static std::string check_access(const Profile& p, uint32_t access) {
 }
 
 Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint32_t access, std::optional<uint64_t> iova) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Pd* p = S.pd(pdh);
   if (!p) return rfail<MrInfo>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
@@ -88,6 +89,7 @@ Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint3
 }
 
 Result<MrInfo> Session::rereg_mr(Handle mrh, uint32_t flags, Handle pdh, uint64_t addr, uint64_t length, uint32_t access) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Mr* m = S.mr(mrh);
   if (!m) return rfail<MrInfo>(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
@@ -135,6 +137,7 @@ Result<MrInfo> Session::rereg_mr(Handle mrh, uint32_t flags, Handle pdh, uint64_
 }
 
 Status Session::dereg_mr(Handle mrh) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Mr* m = S.mr(mrh);
   if (!m) return fail(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
@@ -149,6 +152,7 @@ Status Session::dereg_mr(Handle mrh) {
 }
 
 Result<MrInfo> Session::alloc_mr(Handle pdh, uint32_t max_num_sg, bool indirect) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Pd* p = S.pd(pdh);
   if (!p) return rfail<MrInfo>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
@@ -178,6 +182,7 @@ Result<MrInfo> Session::alloc_mr(Handle pdh, uint32_t max_num_sg, bool indirect)
 }
 
 Result<uint32_t> Session::map_mr_sg(Handle mrh, const std::vector<Sge>& sg, uint32_t page_size) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Mr* m = S.mr(mrh);
   if (!m) return rfail<uint32_t>(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
@@ -239,6 +244,7 @@ Result<uint32_t> Session::map_mr_sg(Handle mrh, const std::vector<Sge>& sg, uint
 }
 
 std::optional<MrInfo> Session::mr_info(Handle mrh) const {
+  auto lk_ = impl_->lock();
   auto it = impl_->mrs.find(mrh);
   if (it == impl_->mrs.end()) return std::nullopt;
   return impl_->mr_info(it->second);

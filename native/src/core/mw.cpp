@@ -14,6 +14,7 @@ MwInfo SessionImpl::mw_info(const Mw& w) const {
 }
 
 Result<MwInfo> Session::alloc_mw(Handle pdh, uint32_t type) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Pd* p = S.pd(pdh);
   if (!p) return rfail<MwInfo>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
@@ -40,6 +41,7 @@ Result<MwInfo> Session::alloc_mw(Handle pdh, uint32_t type) {
 }
 
 Status Session::dealloc_mw(Handle mwh) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Mw* w = S.mw(mwh);
   if (!w) return fail(ENOENT, "mw: no MW with handle " + std::to_string(mwh));
@@ -54,6 +56,7 @@ Status Session::dealloc_mw(Handle mwh) {
 }
 
 std::optional<MwInfo> Session::mw_info(Handle mwh) const {
+  auto lk_ = impl_->lock();
   auto it = impl_->mws.find(mwh);
   if (it == impl_->mws.end()) return std::nullopt;
   return impl_->mw_info(it->second);
@@ -61,6 +64,7 @@ std::optional<MwInfo> Session::mw_info(Handle mwh) const {
 
 Result<uint32_t> Session::bind_mw(Handle qph, Handle mwh, uint64_t wr_id, uint32_t send_flags, Handle mrh, uint64_t addr,
                                   uint64_t length, uint32_t access) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Qp* q = S.qp(qph);
   if (!q) return rfail<uint32_t>(ENOENT, "qp: no QP with handle " + std::to_string(qph));

@@ -61,7 +61,7 @@ void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
   }
   a.t = t;
   if (dup) { Action b = a; b.t = t + wire_latency_ns / 2; push(std::move(b)); }
-  push(std::move(a));
+  push_delivery(std::move(a));
 }
 
 void SessionImpl::deliver(Handle src, Handle dst, uint16_t ipid, std::vector<uint8_t>& bytes) {
@@ -98,6 +98,7 @@ void SessionImpl::deliver_framed(Handle src, Handle dst, const wire::Framing& f,
 }
 
 Status Session::write_pcap(const std::string& path) const {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   wire::PcapWriter w;
   std::string err;

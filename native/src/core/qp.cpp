@@ -89,6 +89,7 @@ Qp* SessionImpl::qp_by_qpn(Handle devh, uint32_t qpn) {
 }
 
 Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Pd* p = S.pd(pdh);
   if (!p) return rfail<QpInfo>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
@@ -179,6 +180,7 @@ static void reset_qp(Qp& q) {
 }
 
 Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Qp* qq = S.qp(qph);
   if (!qq) return fail(ENOENT, "qp: no QP with handle " + std::to_string(qph));
@@ -254,6 +256,7 @@ Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
 }
 
 std::optional<QpInfo> Session::query_qp(Handle qph) const {
+  auto lk_ = impl_->lock();
   auto it = impl_->qps.find(qph);
   if (it == impl_->qps.end()) return std::nullopt;
   const Qp& q = it->second;
@@ -264,6 +267,7 @@ std::optional<QpInfo> Session::query_qp(Handle qph) const {
 }
 
 Status Session::destroy_qp(Handle qph) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Qp* q = S.qp(qph);
   if (!q) return fail(ENOENT, "qp: no QP with handle " + std::to_string(qph));
@@ -282,6 +286,7 @@ Status Session::destroy_qp(Handle qph) {
 }
 
 Result<Handle> Session::create_ah(Handle pdh, Handle dest_device, uint32_t sgid_index) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Pd* p = S.pd(pdh);
   if (!p) return rfail<Handle>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
@@ -421,13 +426,17 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
     }
   }
   schedule_req(q);
-  if (free_running) run_to_idle();
+  if (inline_run) run_to_idle();
   return r;
 }
 
-PostResult Session::post_send(Handle qph, const std::vector<SendWr>& wrs) { return impl_->post_send_impl(qph, wrs, false); }
+PostResult Session::post_send(Handle qph, const std::vector<SendWr>& wrs) {
+  auto lk_ = impl_->lock();
+  return impl_->post_send_impl(qph, wrs, false);
+}
 
 PostResult Session::post_recv(Handle qph, const std::vector<RecvWr>& wrs) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   PostResult r;
   Qp* qq = S.qp(qph);
@@ -444,7 +453,7 @@ PostResult Session::post_recv(Handle qph, const std::vector<RecvWr>& wrs) {
     if (S.capture) { auto& e = S.emit(EventKind::WqePosted, q.dev, q.h, "qp", "RECV wr_id " + std::to_string(w.wr_id)); e.a = w.wr_id; e.b = 128; e.d = q.rq.size(); }
   }
   if (q.state == QPS_ERR) S.flush_qp(q);
-  if (S.free_running) S.run_to_idle();
+  if (S.inline_run) S.run_to_idle();
   return r;
 }
 

@@ -6,6 +6,7 @@
 namespace vl {
 
 Result<Handle> Session::create_srq(Handle pdh, uint32_t max_wr, uint32_t max_sge, uint32_t srq_limit) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Pd* p = S.pd(pdh);
   if (!p) return rfail<Handle>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
@@ -23,6 +24,7 @@ Result<Handle> Session::create_srq(Handle pdh, uint32_t max_wr, uint32_t max_sge
 }
 
 Status Session::modify_srq(Handle srqh, uint32_t srq_limit) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Srq* s = S.srq(srqh);
   if (!s) return fail(ENOENT, "srq: no SRQ with handle " + std::to_string(srqh));
@@ -33,6 +35,7 @@ Status Session::modify_srq(Handle srqh, uint32_t srq_limit) {
 }
 
 Status Session::destroy_srq(Handle srqh) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   Srq* s = S.srq(srqh);
   if (!s) return fail(ENOENT, "srq: no SRQ with handle " + std::to_string(srqh));
@@ -45,6 +48,7 @@ Status Session::destroy_srq(Handle srqh) {
 }
 
 PostResult Session::post_srq_recv(Handle srqh, const std::vector<RecvWr>& wrs) {
+  auto lk_ = impl_->lock();
   auto& S = *impl_;
   PostResult r;
   Srq* s = S.srq(srqh);
@@ -57,7 +61,7 @@ PostResult Session::post_srq_recv(Handle srqh, const std::vector<RecvWr>& wrs) {
     s->q.push_back(w);
     if (S.capture) { auto& e = S.emit(EventKind::WqePosted, s->dev, srqh, "srq"); e.a = w.wr_id; e.b = s->q.size(); }
   }
-  if (S.free_running) S.run_to_idle();
+  if (S.inline_run) S.run_to_idle();
   return r;
 }
 

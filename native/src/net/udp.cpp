@@ -575,7 +575,7 @@ void UdpTransport::sync_clock() {
 
 size_t UdpTransport::run_due() {
   size_t n = 0;
-  while (!S_.heap.empty() && S_.heap.front().t <= S_.now) {
+  while (!S_.idle() && S_.next_time() <= S_.now) {
     S_.step();
     n++;
   }
@@ -600,7 +600,7 @@ size_t UdpTransport::poll(int64_t timeout_ns) {
     int64_t now = mono_ns();
     if (now >= deadline) return 0;
     int64_t wait = deadline - now;
-    if (!S_.heap.empty()) wait = std::min<int64_t>(wait, std::max<int64_t>(0, int64_t(S_.heap.front().t) - int64_t(S_.now)));
+    if (!S_.idle()) wait = std::min<int64_t>(wait, std::max<int64_t>(0, int64_t(S_.next_time()) - int64_t(S_.now)));
     if (busy_ || wait == 0) continue;
     if (now - last_work_ < kSpinNs) continue;      // a burst is likely still arriving: spin briefly, no sleep
     pollfd pf[16];

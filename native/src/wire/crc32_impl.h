@@ -14,6 +14,11 @@ bool crc32_pclmul_supported();
 // VPCLMULQDQ + AVX-512 folding kernel (4 x 512 bits per step). Only call when crc32_vpclmul_supported().
 uint32_t crc32_update_vpclmul(uint32_t state, const uint8_t* p, size_t n);
 bool crc32_vpclmul_supported();
+// VPCLMULQDQ on 256-bit registers (AVX2; 8 x 128-bit lanes). Only call when crc32_vpclmul256_supported().
+uint32_t crc32_update_vpclmul256(uint32_t state, const uint8_t* p, size_t n);
+// Fused: copies n bytes src -> dst (no overlap) and returns the updated state over those bytes.
+uint32_t crc32_copy_update_vpclmul256(uint32_t state, uint8_t* dst, const uint8_t* src, size_t n);
+bool crc32_vpclmul256_supported();
 // One bit at a time, straight from the definition (tests only; slow).
 uint32_t crc32_update_bitwise(uint32_t state, const uint8_t* p, size_t n);
 

@@ -1,5 +1,6 @@
-// CRC-32 slice-by-8 table kernel and the runtime dispatch between it and the PCLMULQDQ kernel.
+// CRC-32 slice-by-8 table kernel and the runtime dispatch between it and the carry-less multiplication kernels.
 #include <array>
+#include <cstring>
 
 #include "vl/wire.h"
 #include "wire/crc32_impl.h"
@@ -59,6 +60,7 @@ struct Dispatch {
 };
 Dispatch pick() {
   if (detail::crc32_vpclmul_supported()) return {detail::crc32_update_vpclmul, "vpclmulqdq-avx512-fold16"};
+  if (detail::crc32_vpclmul256_supported()) return {detail::crc32_update_vpclmul256, "vpclmulqdq-avx2-fold8"};
   if (detail::crc32_pclmul_supported()) return {detail::crc32_update_pclmul, "pclmulqdq-fold4"};
   return {detail::crc32_update_table, "slice-by-8"};
 }
@@ -78,5 +80,13 @@ uint32_t crc32(const void* data, size_t len, uint32_t crc) {
 }
 
 const char* crc32_impl_name() { return dispatch().name; }
+
+uint32_t crc32_copy_update(uint32_t state, void* dst, const void* src, size_t len) {
+  if (len == 0) return state;
+  static const bool fused = detail::crc32_vpclmul256_supported();
+  if (fused) return detail::crc32_copy_update_vpclmul256(state, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), len);
+  std::memcpy(dst, src, len);
+  return crc32_update(state, dst, len);
+}
 
 }  // namespace vl::wire

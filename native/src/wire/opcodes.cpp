@@ -41,7 +41,7 @@ constexpr std::array<OpInfo, 32> kRcOps = {{
     /*0x17*/ {kSendPay | H_ONLY | H_IETH, "Send Only Invalidate"},
 }};
 
-OpInfo info(uint8_t op) {
+constexpr OpInfo info(uint8_t op) {
   const uint8_t transport = op >> 5, operation = op & 0x1F;
   switch (transport) {
     case 0:  // RC
@@ -57,9 +57,34 @@ OpInfo info(uint8_t op) {
   }
 }
 
+constexpr size_t hdr_len_of(uint32_t m) {
+  if (!m) return 0;
+  size_t n = 12;
+  if (m & H_RETH) n += 16;
+  if (m & H_AETH) n += 4;
+  if (m & H_ATOMICETH) n += 28;
+  if (m & H_ATOMICACKETH) n += 8;
+  if (m & H_IMMDT) n += 4;
+  if (m & H_IETH) n += 4;
+  if (m & H_DETH) n += 8;
+  return n;
+}
+
+// per-packet lookups: flat 256-entry tables built at compile time
+constexpr std::array<uint32_t, 256> kMask = [] {
+  std::array<uint32_t, 256> t{};
+  for (int op = 0; op < 256; op++) t[op] = info(uint8_t(op)).mask;
+  return t;
+}();
+constexpr std::array<uint8_t, 256> kHdrLen = [] {
+  std::array<uint8_t, 256> t{};
+  for (int op = 0; op < 256; op++) t[op] = uint8_t(hdr_len_of(kMask[op]));
+  return t;
+}();
+
 }  // namespace
 
-uint32_t opcode_mask(uint8_t opcode) { return info(opcode).mask; }
+uint32_t opcode_mask(uint8_t opcode) { return kMask[opcode]; }
 
 const char* opcode_name(uint8_t opcode) {
   // Built once: "<transport> <operation>" for every known opcode, as in Wireshark's Info column.
@@ -75,19 +100,7 @@ const char* opcode_name(uint8_t opcode) {
   return names[opcode].c_str();
 }
 
-size_t header_len(uint8_t opcode) {
-  const uint32_t m = opcode_mask(opcode);
-  if (!m) return 0;
-  size_t n = 12;
-  if (m & H_RETH) n += 16;
-  if (m & H_AETH) n += 4;
-  if (m & H_ATOMICETH) n += 28;
-  if (m & H_ATOMICACKETH) n += 8;
-  if (m & H_IMMDT) n += 4;
-  if (m & H_IETH) n += 4;
-  if (m & H_DETH) n += 8;
-  return n;
-}
+size_t header_len(uint8_t opcode) { return kHdrLen[opcode]; }
 
 double rnr_timer_ms(uint8_t code) {
   static constexpr double kMs[32] = {655.36, 0.01,  0.02,  0.03,  0.04,  0.06,  0.08,   0.12,   0.16,  0.24, 0.32,
