@@ -52,7 +52,10 @@ async function bench(args) {
   const srcDir = path.join(root, 'native', 'bench');
   const hasSrc = fs.existsSync(srcDir) && fs.readdirSync(srcDir).some((f) => f.endsWith('.cpp'));
   if (!hasSrc) { console.error('verbslab bench: not built yet (native/bench has no benchmarks yet)'); return 2; }
-  const build = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
+  const mod = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
+  // build progress goes to stderr: with --json, stdout carries exactly one JSON object
+  const quiet = (fn) => async () => { const log = console.log; console.log = console.error; try { return await fn(); } finally { console.log = log; } };
+  const build = { buildBench: quiet(mod.buildBench), buildAddon: quiet(mod.buildAddon), buildRenderer: quiet(mod.buildRenderer) };
   try { await build.buildBench(); } catch (e) { console.error(`verbslab bench: build failed: ${e.message}`); return 1; }
   const bin = path.join(root, 'build', 'native', 'vl_bench');
   const r = spawnSync(bin, ['--json', ...args.filter((a) => a !== '--json' && a !== '--no-ui')], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -92,3 +92,31 @@ describe('EventBatcher', () => {
     expect(b.recent(10).count).toBe(0);
   });
 });
+
+describe('flow control (EventsAck)', () => {
+  it('the host takes acks without replying, and autorun waits while the console is more than a window behind', async () => {
+    const fs = await import('node:fs'); const os = await import('node:os'); const path = await import('node:path');
+    const { HostCore } = await import('./core.ts');
+    const executor = { autorun: { on: false, stepsPerSecond: 1 }, exec: () => ({ ok: true as const, result: {} }), drainEvents: () => [], pcap: () => new Uint8Array(), close: () => {} };
+    const core = new HostCore(executor, { sessionDir: fs.mkdtempSync(path.join(os.tmpdir(), 'vl-ack-')), ackWindow: 100 });
+    const replies: unknown[] = [];
+    core.batcher.push(Array.from({ length: 50 }, (_, i) => ev(i + 1)));
+    core.batcher.flushNow();
+    expect(core.batcher.lastSentSeq).toBe(50);
+    expect(core.unacked()).toBe(0);                 // nobody acknowledges: nothing is held back
+    core.handle(JSON.stringify({ type: 'ack', seq: 10 }), (r) => replies.push(r));
+    expect(replies).toEqual([]);
+    expect(core.unacked()).toBe(40);
+    expect(core.autorunMayRun()).toBe(true);
+    core.batcher.push(Array.from({ length: 100 }, (_, i) => ev(i + 51)));
+    core.batcher.flushNow();
+    expect(core.unacked()).toBe(140);
+    expect(core.autorunMayRun()).toBe(false);       // 140 > 100: wait for the console
+    core.handle({ type: 'ack', seq: 150 }, (r) => replies.push(r));
+    expect(core.unacked()).toBe(0);
+    expect(core.autorunMayRun()).toBe(true);
+    core.handle({ type: 'ack', seq: -1 }, (r) => replies.push(r));
+    expect(replies).toMatchObject([{ ok: false, error: { field: 'seq' } }]);
+    core.close();
+  });
+});

@@ -46,7 +46,7 @@ export class EventBatcher {
   private last = -Infinity;
   private timer: unknown = null;
   private readonly interval: number;
-  private readonly maxPerBatch: number;
+  readonly maxPerBatch: number;
   private readonly maxQueued: number;
   private readonly historyMax: number;
   private readonly now: () => number;
@@ -54,6 +54,8 @@ export class EventBatcher {
   private readonly clearTimer: (t: unknown) => void;
   /** messages sent so far */
   sent = 0;
+  /** seq of the last event sent (-1: none yet) */
+  lastSentSeq = -1;
 
   constructor(private readonly send: (batch: EventText) => void, opts: BatcherOptions = {}) {
     this.interval = opts.intervalMs ?? 16;
@@ -101,6 +103,7 @@ export class EventBatcher {
       if (n > 0 && n + c.count > this.maxPerBatch) break;
       if (n === 0) first = c.first;
       parts.push(c.json); n += c.count; this.nQueued -= c.count; this.head++;
+      this.lastSentSeq = c.first + c.count - 1;
     }
     if (this.head > 4096 && this.head * 2 > this.queue.length) { this.queue = this.queue.slice(this.head); this.head = 0; }
     const batch = new EventText(first, n, this.dropped, parts.join(','));

@@ -29,6 +29,8 @@ export interface HostOptions {
   batcher?: BatcherOptions;
   /** autorun tick; injectable for tests */
   autorunTickMs?: number;
+  /** autorun waits while more than this many sent events are not yet acknowledged by the fastest console */
+  ackWindow?: number;
   /** at most this much of each autorun tick runs the engine (default 8 ms of the 16 ms tick) */
   autorunBusyMs?: number;
   /** network poll period while a device is on the network (default 1 ms) */
@@ -122,12 +124,29 @@ export class HostCore {
     const parsed = parseToHost(raw);
     if (!parsed.ok) { reply(parsed.reply); return; }
     const msg = parsed.msg;
+    if (msg.type === 'ack') { this.ack(msg.seq); return; }
     if (msg.type === 'control') {
       reply({ type: 'reply', id: null, ok: false, error: { code: 'EOPNOTSUPP', message: `control "${msg.action}" is handled by the shell (server or Electron main), not the backend host` } });
       return;
     }
     const r = this.execute(msg.command);
     reply(r.ok ? { type: 'reply', id: msg.id, ok: true, result: r.result } : { type: 'reply', id: msg.id, ok: false, error: r.error });
+  }
+
+  /** the fastest console's acknowledgement (EventsAck) and when it came */
+  private acked = { seq: -1, at: -Infinity };
+  ack(seq: number): void { if (seq > this.acked.seq || performance.now() - this.acked.at > 2000) this.acked = { seq, at: performance.now() }; }
+  /** Events sent but not yet drawn by the fastest console that acknowledges (0 when none acknowledged in the last
+   *  2 s: a session without a console, or one that does not acknowledge, is not held back). */
+  unacked(): number {
+    if (performance.now() - this.acked.at > 2000) return 0;
+    return Math.max(0, this.batcher.lastSentSeq - this.acked.seq);
+  }
+
+  /** Autorun produces events only while the console keeps up: fewer than `ackWindow` events queued here or sent
+   *  and not yet drawn by the fastest acknowledging console. */
+  autorunMayRun(): boolean {
+    return this.batcher.queued + this.unacked() <= (this.opts.ackWindow ?? 4_000);
   }
 
   /** Whether bulk pumps may carry events as JSON text (the scenario replayer turns it off while it needs every
@@ -166,18 +185,23 @@ export class HostCore {
       const count = Math.min(100_000, Math.floor(budget));
       this.autorunCarry = Math.min(budget - count, stepsPerSecond);
       if (count < 1) return;
-      // in chunks of 2048 steps (a multiple of the load generator's 256-step period, so one journal entry with the
+      // the clients are behind (more than two full batches wait here): produce nothing this tick; autorun's speed
+      // is an upper bound, the console is never buried under events it cannot draw
+      if (!this.autorunMayRun()) { this.autorunCarry = 0; return; }
+      // in chunks of 512 steps (a multiple of the load generator's 256-step period, so one journal entry with the
       // sum replays the same), for at most autorunBusyMs of this tick: the host stays responsive and the batches
       // keep flowing when the engine could produce more than the console can draw
       const busyUntil = performance.now() + (this.opts.autorunBusyMs ?? 8);
       let steps = 0;
       for (;;) {
-        const chunk = Math.min(2048, count - steps);
+        const chunk = Math.min(512, count - steps);
         const step: Command = { cmd: 'engine.step', args: { count: chunk } };
         const r = this.executor.execBulk ? this.executor.execBulk(step) : this.executor.exec(step);
         const n = r.ok ? (r.result as { steps: number }).steps : 0;
         steps += n;
+        this.pumpEvents(true);   // formatting the events counts against the tick's budget too
         if (n < chunk || steps >= count) break;
+        if (!this.autorunMayRun()) { this.autorunCarry = 0; break; }   // far enough ahead of the console
         if (performance.now() > busyUntil) { this.autorunCarry = 0; break; }
       }
       // journaled like any command (only when the engine did something) so replay reproduces it

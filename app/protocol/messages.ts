@@ -16,6 +16,11 @@ export type Request = z.infer<typeof Request>;
 export const Control = z.object({ type: z.literal('control'), action: z.enum(['restart-host', 'kill-host']) }).strict();
 export type Control = z.infer<typeof Control>;
 
+/** renderer -> host: the console has drawn the events up to `seq` (no reply). The host's autorun produces no more
+ *  than a few batches ahead of the fastest console that acknowledges, so a live view is never buried. */
+export const EventsAck = z.object({ type: z.literal('ack'), seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) }).strict();
+export type EventsAck = z.infer<typeof EventsAck>;
+
 export const ErrorInfo = z.object({
   code: z.string(),              // "EINVAL", "EOPNOTSUPP", "BAD_REQUEST", "HOST_DOWN", ...
   message: z.string(),           // readable sentence naming the field or rule
@@ -62,7 +67,7 @@ export const HostStatus = z.object({
 });
 export type HostStatus = z.infer<typeof HostStatus>;
 
-export const ToHost = z.discriminatedUnion('type', [Request, Control]);
+export const ToHost = z.discriminatedUnion('type', [Request, Control, EventsAck]);
 export type ToHost = z.infer<typeof ToHost>;
 export const FromHost = z.discriminatedUnion('type', [Reply, EventBatch, HostStatus]);
 export type FromHost = z.infer<typeof FromHost>;

@@ -132,7 +132,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         if (m.conn === null || m.conn === undefined) {
           for (const cl of clients.values()) {
             if (m.type === 'events') {
-              if (cl.ws.bufferedAmount > 16 * 1024 * 1024) { cl.dropped += m.count ?? 0; continue; }
+              // a client that has not read the last few MB gets no more events until it has (they are counted as
+              // dropped): a live view stays near the present instead of falling seconds behind
+              if (cl.ws.bufferedAmount > 4 * 1024 * 1024) { cl.dropped += m.count ?? 0; continue; }
               if (cl.dropped) {
                 const batch = JSON.parse(text) as EventBatch;
                 batch.dropped += cl.dropped;
@@ -266,6 +268,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         return;
       }
       if (!child || status.state !== 'up') {
+        if ((parsed as { type?: unknown })?.type === 'ack') return;   // nothing to acknowledge to
         const id = typeof (parsed as { id?: unknown })?.id === 'number' ? (parsed as { id: number }).id : null;
         sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'HOST_DOWN', message: `backend host is ${status.state}${status.reason ? `: ${status.reason}` : ''}` } });
         return;

@@ -18,6 +18,8 @@ export interface ConsoleTransport {
   onEvents(cb: (batch: EventBatch | DeviceEvent[]) => void): unknown;
   onHost(cb: (h: HostStatus) => void): unknown;
   control(action: 'restart-host' | 'kill-host'): unknown;
+  /** tell the host the console has drawn the events up to seq (optional: flow control of autorun) */
+  ack?(seq: number): unknown;
 }
 
 export type Scheduler = (cb: () => void) => void;
@@ -249,6 +251,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   let held: { events: DeviceEvent[]; dropped: number }[] | null = null;   // live batches while events.recent is fetched
   let skipUpTo = -1;                   // seq of the last event of that history (live duplicates are skipped)
   let recentLoading: Promise<void> | null = null;
+  let lastAcked = -1;                  // seq of the last event acknowledged to the host
   const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
   const reading = new Set<number>();
 
@@ -301,6 +304,11 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       dirty.events = dirty.keys = dirty.queues = dirty.wire = dirty.memory = dirty.devices = false;
       dirty.hexBuffers.clear();
       set({ versions: v });
+      // everything received is applied: say so once per frame, so the host's autorun stays just ahead of us
+      if (done && transport?.ack && ring.total > 0) {
+        const last = ring.seq[(ring.total - 1) % ring.capacity]!;
+        if (last !== lastAcked) { lastAcked = last; transport.ack(last); }
+      }
       if (!done) queueFlush();                 // the rest next frame: no frame does more than the budget
       else if (pendingSince >= 0) {
         const since = pendingSince; pendingSince = -1;

@@ -55,6 +55,9 @@ abstract class BaseTransport implements Transport {
     });
   }
 
+  /** flow control: the console has drawn the events up to seq (no reply) */
+  ack(seq: number): void { this.sendText({ type: 'ack', seq }); }
+
   onEvents(cb: Listener<EventBatch>): () => void { this.eventCbs.add(cb); return () => this.eventCbs.delete(cb); }
   onHost(cb: Listener<HostStatus>): () => void {
     this.hostCbs.add(cb);
