@@ -268,6 +268,14 @@ test('a console opened later draws what happened before it connected (events.rec
     for (let i = 0; i < ring.total; i++) { const r = ring.row(i); if (r && r.kind === 'ObjectCreated' && r.text.includes(n)) hits++; }
     return hits;
   }, name)).toBe(1);
+  // following, the log shows its tail without scrolling; the wheel up leaves follow and scrolls the whole log
+  const log = later.getByTestId('event-log');
+  await later.getByTestId('filter-text').fill('');
+  await expect(log).toHaveAttribute('data-follow', 'true');
+  await log.hover();
+  await later.mouse.wheel(0, -300);
+  await expect(log).toHaveAttribute('data-follow', 'false');
+  await expect(later.getByRole('checkbox', { name: 'follow' })).not.toBeChecked();
   expect(errors).toEqual([]);
   await first.close(); await later.close();
 });

@@ -2,14 +2,16 @@
 // the packet list stay smooth with a million rows. The virtualizer works on blocks of BLOCK rows (fixed row
 // height), because it recomputes its measurements for every item whenever the count changes: with a stream
 // appending rows every frame, a million items would cost a million steps per frame; 1/32 of that is cheap.
-// "Follow" keeps the newest row in view.
+// "Follow" keeps the newest row in view: the tail is drawn in a viewport that does not scroll (no scrollTop write
+// per frame, which forced a synchronous layout of the whole list every frame under a stream); scrolling back with
+// the wheel (onUnfollow) or unticking follow returns to the scrolled list, positioned at the end.
 import { useEffect, useLayoutEffect, useRef, useState, type ReactNode, type KeyboardEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 
 const BLOCK = 32;
 
-export function VirtualRows({ count, rowHeight = 22, render, follow, selected, onSelect, height = 420, testid, label, header }: {
-  count: number; rowHeight?: number; render: (i: number) => ReactNode; follow: boolean;
+export function VirtualRows({ count, rowHeight = 22, render, follow, onUnfollow, selected, onSelect, height = 420, testid, label, header }: {
+  count: number; rowHeight?: number; render: (i: number) => ReactNode; follow: boolean; onUnfollow?: () => void;
   selected?: number | null; onSelect?: (i: number) => void; height?: number | string; testid?: string; label: string; header?: ReactNode;
 }) {
   const parent = useRef<HTMLDivElement>(null);
@@ -27,10 +29,13 @@ export function VirtualRows({ count, rowHeight = 22, render, follow, selected, o
     count: blocks, getScrollElement: () => parent.current, overscan: 1,
     estimateSize: (b) => Math.max(0, Math.min(BLOCK, count - b * BLOCK)) * rowHeight,
   });
+  // leaving follow: the scrolled list opens at the end (once, not per frame)
+  const wasFollowing = useRef(follow);
   useLayoutEffect(() => {
     const el = parent.current;
-    if (follow && el && count > 0) el.scrollTop = count * rowHeight - clientH;
-  }, [follow, count, rowHeight, clientH]);
+    if (!follow && wasFollowing.current && el && count > 0) el.scrollTop = count * rowHeight - clientH;
+    wasFollowing.current = follow;
+  }, [follow]);   // eslint-disable-line react-hooks/exhaustive-deps
   const reveal = (j: number) => {
     const el = parent.current; if (!el) return;
     const top = j * rowHeight;
@@ -49,7 +54,7 @@ export function VirtualRows({ count, rowHeight = 22, render, follow, selected, o
     onSelect(j); reveal(j);
   };
   const el = parent.current;
-  // following: the layout effect below this render scrolls to the end, so draw the end now (no blank frame)
+  // following: the end of the list, drawn relative to a viewport that does not scroll
   const viewTop = follow ? Math.max(0, count * rowHeight - clientH) : el ? el.scrollTop : 0;
   const viewBottom = viewTop + clientH;
   const blockH = BLOCK * rowHeight;
@@ -63,8 +68,8 @@ export function VirtualRows({ count, rowHeight = 22, render, follow, selected, o
     <div className="vlist">
       {header}
       <div ref={parent} className="vlist-scroll" style={{ height }} tabIndex={0} role="grid" aria-label={label} aria-rowcount={count}
-        data-testid={testid} onKeyDown={onKey}>
-        <div style={{ height: count * rowHeight, position: 'relative', width: '100%' }}>
+        data-testid={testid} data-follow={follow} onKeyDown={onKey} onWheel={(e) => { if (follow && e.deltaY < 0) onUnfollow?.(); }}>
+        <div style={follow ? { height: '100%', position: 'relative', width: '100%', overflow: 'hidden' } : { height: count * rowHeight, position: 'relative', width: '100%' }}>
           {items.map((it) => {
             const first = it.index * BLOCK;
             const last = Math.min(count, first + BLOCK);
@@ -82,7 +87,7 @@ export function VirtualRows({ count, rowHeight = 22, render, follow, selected, o
               );
             }
             return (
-              <div key={it.key} style={{ position: 'absolute', top: 0, left: 0, right: 0, height: it.size, transform: `translateY(${it.start}px)` }}>
+              <div key={it.key} style={{ position: 'absolute', top: 0, left: 0, right: 0, height: it.size, transform: `translateY(${follow ? it.start - viewTop : it.start}px)` }}>
                 {rows}
               </div>
             );

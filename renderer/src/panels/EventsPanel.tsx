@@ -30,7 +30,7 @@ export function EventsPanel() {
           <Field label="Text"><input data-testid="filter-text" value={filter.text} onChange={(e) => setFilter({ text: e.target.value })} placeholder="e.g. rkey" /></Field>
           <label className="small"><input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> follow</label>
         </form>
-        <VirtualRows count={view.length} follow={follow} selected={selected} label="event log" testid="event-log" height={480}
+        <VirtualRows count={view.length} follow={follow} onUnfollow={() => setFollow(false)} selected={selected} label="event log" testid="event-log" height={480}
           onSelect={(i) => { setFollow(false); setSelected(i); }}
           header={<div className="vrow head ev-cols"><span>seq</span><span>t (µs)</span><span>kind</span><span>dev</span><span>object</span><span>a</span><span>b</span><span>c</span><span>d</span><span>text</span></div>}
           render={(i) => {

@@ -28,10 +28,10 @@ function srcQpn(queues: QueueModel, p: PacketRow): number | null {
   return null;
 }
 
-function PacketList({ rows, selected, onSelect, follow }: { rows: PacketRow[]; selected: number | null; onSelect: (i: number) => void; follow: boolean }) {
+function PacketList({ rows, selected, onSelect, follow, onUnfollow }: { rows: PacketRow[]; selected: number | null; onSelect: (i: number) => void; follow: boolean; onUnfollow: () => void }) {
   const model = useModel();
   return (
-    <VirtualRows count={rows.length} follow={follow} selected={selected} onSelect={onSelect} testid="packet-list" label="packets" height={300}
+    <VirtualRows count={rows.length} follow={follow} onUnfollow={onUnfollow} selected={selected} onSelect={onSelect} testid="packet-list" label="packets" height={300}
       header={<div className="vrow head pkt-cols"><span>#</span><span>time</span><span>src QPN</span><span>dst QPN</span><span>opcode</span><span>PSN</span><span>A</span><span>AETH</span><span>len</span></div>}
       render={(i) => {
         const p = rows[i];
@@ -159,7 +159,7 @@ export function WirePanel() {
         <ErrorMessage form="pcap.get" />
         {onNet.length > 0 && <p className="muted small" data-testid="wire-net-note">{onNet.map((d) => d.name).join(', ')} on the network: packets to and from the remote host are the real datagrams (device 0 = {REMOTE}).</p>}
         {rows.length === 0 ? <p className="muted" data-testid="no-packets">No packets yet: post a send and run the engine.</p>
-          : <PacketList rows={rows} selected={selIdx} onSelect={(i) => { setFollow(false); select(rows[i]?.id ?? null); }} follow={follow} />}
+          : <PacketList rows={rows} selected={selIdx} onSelect={(i) => { setFollow(false); select(rows[i]?.id ?? null); }} follow={follow} onUnfollow={() => setFollow(false)} />}
       </Section>
       <div className="row">
         <Section title="Decoded headers"><Decoded p={sel} /></Section>
