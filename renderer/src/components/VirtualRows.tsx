@@ -57,37 +57,39 @@ export function VirtualRows({ count, rowHeight = 22, render, follow, onUnfollow,
   // following: the end of the list, drawn relative to a viewport that does not scroll
   const viewTop = follow ? Math.max(0, count * rowHeight - clientH) : el ? el.scrollTop : 0;
   const viewBottom = viewTop + clientH;
-  const blockH = BLOCK * rowHeight;
-  const items = follow
-    ? Array.from({ length: Math.max(0, Math.min(blocks, Math.floor(viewBottom / blockH) + 1) - Math.floor(viewTop / blockH)) }, (_, k) => {
-        const index = Math.floor(viewTop / blockH) + k;
-        return { key: index, index, start: index * blockH, size: Math.min(BLOCK, count - index * BLOCK) * rowHeight };
-      })
-    : v.getVirtualItems();
+  const items = follow ? [] : v.getVirtualItems();
+  const row = (i: number, key: number, top: number) => (
+    <div key={key} role="row" aria-rowindex={i + 1} aria-selected={selected === i}
+      className={`vrow ${selected === i ? 'selected' : ''} ${i % 2 ? 'odd' : ''}`}
+      style={{ position: 'absolute', top, left: 0, right: 0, height: rowHeight }}
+      onClick={() => onSelect?.(i)}>
+      {render(i)}
+    </div>
+  );
+  // following: just the rows in the viewport, keyed by slot so that as the tail moves React updates the same DOM
+  // rows in place instead of removing and creating them every frame
+  const tail: ReactNode[] = [];
+  if (follow) {
+    const n = Math.min(count, Math.ceil(clientH / rowHeight) + 1);
+    for (let i = count - n; i < count; i++) tail.push(row(i, i % (n + 1), i * rowHeight - viewTop));
+  }
   return (
     <div className="vlist">
       {header}
       <div ref={parent} className="vlist-scroll" style={{ height }} tabIndex={0} role="grid" aria-label={label} aria-rowcount={count}
         data-testid={testid} data-follow={follow} onKeyDown={onKey} onWheel={(e) => { if (follow && e.deltaY < 0) onUnfollow?.(); }}>
         <div style={follow ? { height: '100%', position: 'relative', width: '100%', overflow: 'hidden' } : { height: count * rowHeight, position: 'relative', width: '100%' }}>
-          {items.map((it) => {
+          {follow ? tail : items.map((it) => {
             const first = it.index * BLOCK;
             const last = Math.min(count, first + BLOCK);
             const rows: ReactNode[] = [];
             for (let i = first; i < last; i++) {
               const top = i * rowHeight;
               if (top + rowHeight < viewTop - 400 || top > viewBottom + 400) continue;   // only rows near the viewport
-              rows.push(
-                <div key={i} role="row" aria-rowindex={i + 1} aria-selected={selected === i}
-                  className={`vrow ${selected === i ? 'selected' : ''} ${i % 2 ? 'odd' : ''}`}
-                  style={{ position: 'absolute', top: (i - first) * rowHeight, left: 0, right: 0, height: rowHeight }}
-                  onClick={() => onSelect?.(i)}>
-                  {render(i)}
-                </div>,
-              );
+              rows.push(row(i, i, (i - first) * rowHeight));
             }
             return (
-              <div key={it.key} style={{ position: 'absolute', top: 0, left: 0, right: 0, height: it.size, transform: `translateY(${follow ? it.start - viewTop : it.start}px)` }}>
+              <div key={it.key} style={{ position: 'absolute', top: 0, left: 0, right: 0, height: it.size, transform: `translateY(${it.start}px)` }}>
                 {rows}
               </div>
             );
