@@ -92,7 +92,7 @@ function eventNameTables() {
   return { wcStatus: t(WcStatus), wcOpcode: t(WcOpcode), eventType: t(EventType) };
 }
 
-interface Traffic { on: boolean; qp: number; cq: number; wrs: NSendWr[]; cursor: number; posted: number; completed: number; failed: number; stopped?: string }
+interface Traffic { on: boolean; qp: number; cq: number; wrs: NSendWr[]; cursor: number; posted: number; completed: number; stopped?: string }
 
 /** A chunk of events as protocol JSON text (see EventChunk in batcher.ts), with its lifecycle events decoded. */
 export interface ExecEventChunk { json: string; count: number; first: number; objects: DeviceEvent[] }
@@ -297,7 +297,7 @@ export class NativeExecutor implements Executor {
       const wcs = s.poll_cq(t.cq, 4096);
       for (const w of wcs) {
         t.completed++;
-        if (w.status !== 0 && t.on) { t.on = false; t.failed++; t.stopped = `a completion with ${WcStatus.name(w.status)} (wr_id ${w.wrId})`; }
+        if (w.status !== 0 && t.on) { t.on = false; t.stopped = `a completion with ${WcStatus.name(w.status)} (wr_id ${w.wrId})`; }
       }
       if (wcs.length < 4096) break;
     }
@@ -633,7 +633,7 @@ export class NativeExecutor implements Executor {
         const q = s.query_qp(a.qp);
         if (!q) return fail('EINVAL', `engine.traffic: no QP ${a.qp}`, 'command.args.qp');
         if (a.cq !== undefined && q.init.sendCq !== a.cq) return fail('EINVAL', `engine.traffic: CQ ${a.cq} is not the send CQ of QP ${a.qp} (${q.init.sendCq})`, 'command.args.cq');
-        this.traffic = { on: true, qp: a.qp, cq: q.init.sendCq, wrs: a.wrs.map((w) => this.sendWr(w)), cursor: 0, posted: 0, completed: 0, failed: 0 };
+        this.traffic = { on: true, qp: a.qp, cq: q.init.sendCq, wrs: a.wrs.map((w) => this.sendWr(w)), cursor: 0, posted: 0, completed: 0 };
         return ok({ traffic: this.trafficView(this.traffic) });
       }
       case 'engine.run': {

@@ -174,8 +174,6 @@ const char* event_kind_name(EventKind k) {
   return i < sizeof(names) / sizeof(names[0]) ? names[i] : "Unknown";
 }
 
-void append_packet(std::string& out, const std::vector<uint8_t>& bytes) { Writer w(out); packet(w, bytes); }
-void append_event(std::string& out, const Event& e) { Writer w(out); event(w, e); }
 void append_events(std::string& out, const std::vector<Event>& evs) {
   Writer w(out);
   for (size_t i = 0; i < evs.size(); i++) { if (i) w.ch(','); event(w, evs[i]); }

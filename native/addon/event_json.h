@@ -21,10 +21,8 @@ void set_names(Names n);
 bool have_names();
 
 const char* event_kind_name(EventKind k);
-// Appends one event as a JSON object; append_events: the events separated by commas (no brackets).
-void append_event(std::string& out, const Event& e);
+// Appends the events as JSON objects separated by commas (no brackets); a packet is decoded as
+// { len, hex, opcode, opcodeName, ..., icrc } (or { len, hex, error }).
 void append_events(std::string& out, const std::vector<Event>& evs);
-// Appends a decoded packet ({ len, hex, opcode, opcodeName, ..., icrc } or { len, hex, error }).
-void append_packet(std::string& out, const std::vector<uint8_t>& bytes);
 
 }  // namespace vl::json

@@ -22,4 +22,24 @@ bool crc32_vpclmul256_supported();
 // One bit at a time, straight from the definition (tests only; slow).
 uint32_t crc32_update_bitwise(uint32_t state, const uint8_t* p, size_t n);
 
+// Folding constants of the carry-less multiplication kernels (the algebra is in crc32_pclmul.cpp).
+namespace clmul {
+constexpr uint64_t kPoly = 0x104C11DB7ull;  // normal (non-reflected) form with the x^32 term
+constexpr uint32_t xpow_mod(unsigned n) {   // x^n mod P(x), normal form
+  uint64_t r = 1;
+  for (unsigned i = 0; i < n; i++) {
+    r <<= 1;
+    if (r & 0x100000000ull) r ^= kPoly;
+  }
+  return uint32_t(r);
+}
+constexpr uint32_t bitrev32(uint32_t v) {
+  uint32_t r = 0;
+  for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i);
+  return r;
+}
+// constant that multiplies a reflected qword by x^e (mod P)
+constexpr uint64_t k_for(unsigned e) { return uint64_t(bitrev32(xpow_mod(e - 1))) << 32; }
+}  // namespace clmul
+
 }  // namespace vl::wire::detail

@@ -18,23 +18,7 @@ namespace vl::wire::detail {
 #if VL_HAVE_PCLMUL_PATH
 namespace {
 
-constexpr uint64_t kPoly = 0x104C11DB7ull;  // normal (non-reflected) form with the x^32 term
-
-constexpr uint32_t xpow_mod(unsigned n) {  // x^n mod P(x), normal form
-  uint64_t r = 1;
-  for (unsigned i = 0; i < n; i++) {
-    r <<= 1;
-    if (r & 0x100000000ull) r ^= kPoly;
-  }
-  return uint32_t(r);
-}
-constexpr uint32_t bitrev32(uint32_t v) {
-  uint32_t r = 0;
-  for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i);
-  return r;
-}
-// constant that multiplies a reflected qword by x^e (mod P)
-constexpr uint64_t k_for(unsigned e) { return uint64_t(bitrev32(xpow_mod(e - 1))) << 32; }
+using clmul::k_for;
 
 // fold across D bits: low qword by x^(D+64), high qword by x^D
 constexpr uint64_t kLo512 = k_for(512 + 64), kHi512 = k_for(512);

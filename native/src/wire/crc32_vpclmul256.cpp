@@ -19,21 +19,7 @@ namespace vl::wire::detail {
 #if VL_HAVE_VPCLMUL256_PATH
 namespace {
 
-constexpr uint64_t kPoly = 0x104C11DB7ull;
-constexpr uint32_t xpow_mod(unsigned n) {
-  uint64_t r = 1;
-  for (unsigned i = 0; i < n; i++) {
-    r <<= 1;
-    if (r & 0x100000000ull) r ^= kPoly;
-  }
-  return uint32_t(r);
-}
-constexpr uint32_t bitrev32(uint32_t v) {
-  uint32_t r = 0;
-  for (int i = 0; i < 32; i++) r |= ((v >> i) & 1u) << (31 - i);
-  return r;
-}
-constexpr uint64_t k_for(unsigned e) { return uint64_t(bitrev32(xpow_mod(e - 1))) << 32; }
+using clmul::k_for;
 
 #define VL_TGT256 __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1")))
 

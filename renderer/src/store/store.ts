@@ -655,15 +655,13 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
     }
     async function fetchRecent() {
       held = [];
-      let upTo = -1;
       try {
         const r = await get().exec('events.recent', { cmd: 'events.recent', args: {} });
         const evs = (r ? listOf(r.result, 'events').filter(isRec) : []) as unknown as DeviceEvent[];
         if (evs.length && ring.total === 0) {
           const h = held; held = null;
           get().ingest(evs);
-          upTo = evs[evs.length - 1]!.seq;
-          skipUpTo = upTo;
+          skipUpTo = evs[evs.length - 1]!.seq;
           for (const b of h) get().ingest(b.events, b.dropped);
         }
       } finally {
