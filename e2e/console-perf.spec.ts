@@ -12,8 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
 
-const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
-const START = process.env.VL_CONSOLE_URL ?? `/?token=${TOKEN}`;
+import { START } from './helpers.ts';
 const SECONDS = Number(process.env.VL_UI_BENCH_SECONDS ?? 5);
 const SPS = Number(process.env.VL_UI_BENCH_SPS ?? 1_000_000); // engine steps per second on autorun (about as many events)
 const PANEL = process.env.VL_UI_BENCH_PANEL ?? 'events';      // the panel on screen while measuring

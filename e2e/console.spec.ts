@@ -2,11 +2,8 @@
 // software device: two devices, two buffers, an MR on each, CQs and RC QPs, connect, write bytes into A,
 // RDMA WRITE A -> B, run the engine, and see the bytes in B's hex view, the packets on the wire and the CQE
 // in the ring; then a wrong rkey and IBV_WC_REM_ACCESS_ERR explained on screen. Screenshots of every panel.
-import { expect, test, type Locator, type Page } from '@playwright/test';
-
-const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
-const START = process.env.VL_CONSOLE_URL ?? `/?token=${TOKEN}`;
-const SHOTS = 'e2e/screenshots';
+import { expect, test } from '@playwright/test';
+import { SHOTS, START, noErrors, panel, selectContaining, shot } from './helpers.ts';
 // unique per run, so the spec also passes against a session that already holds devices
 const RUN = Math.random().toString(36).slice(2, 7);
 const LEFT = `left_${RUN}`;
@@ -15,31 +12,7 @@ const RIGHT = `right_${RUN}`;
 // one backend for the whole file: the last test kills and restarts it
 test.describe.configure({ mode: 'serial' });
 
-/** select the option whose label contains `text` */
-async function selectContaining(sel: Locator, text: string) {
-  const value = await sel.evaluate((el, t) => {
-    const o = [...(el as HTMLSelectElement).options].find((x) => x.textContent?.includes(t));
-    return o ? o.value : null;
-  }, text);
-  expect(value, `an option containing "${text}"`).not.toBeNull();
-  await sel.selectOption(value!);
-}
-
-async function panel(page: Page, id: string) {
-  await page.getByTestId(`nav-${id}`).click();
-  await expect(page.getByTestId(`panel-${id}`)).toBeVisible();
-}
-
 /** full-page screenshot from the top (the header is sticky: a scrolled page would draw it mid-image) */
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-}
-
-async function noErrors(page: Page) {
-  await expect(page.getByTestId('error-message')).toHaveCount(0);
-}
-
 test('a new user writes bytes with RDMA WRITE, then sees a remote access error explained', async ({ page }) => {
   test.setTimeout(120_000);
   const consoleErrors: string[] = [];

@@ -5,27 +5,17 @@
 // the saved network pcap decodes in tshark as InfiniBand with every ICRC good (roce_icrc.lua).
 // The two servers are started here (fresh session directories), not the config's shared web server, so no
 // other spec ever sees a session that runs in real time.
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { TOKEN, freeTcpPort, noErrors, panel, selectContaining, shot } from './helpers.ts';
 
-const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
-const SHOTS = 'e2e/screenshots';
 const LUA = '/work/shared/fixtures/rocev2/roce_icrc.lua';
 const TSHARK = '/usr/bin/tshark';
 
 test.describe.configure({ mode: 'serial' });
-
-function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-  });
-}
 
 interface Server { proc: ChildProcess; url: string; dir: string }
 async function startServer(): Promise<Server> {
@@ -45,20 +35,6 @@ async function startServer(): Promise<Server> {
   return { proc, url: `http://127.0.0.1:${port}/?token=${TOKEN}`, dir };
 }
 
-async function selectContaining(sel: Locator, text: string) {
-  const value = await sel.evaluate((el, t) => [...(el as HTMLSelectElement).options].find((x) => x.textContent?.includes(t))?.value ?? null, text);
-  expect(value, `an option containing "${text}"`).not.toBeNull();
-  await sel.selectOption(value!);
-}
-async function panel(page: Page, id: string) {
-  await page.getByTestId(`nav-${id}`).click();
-  await expect(page.getByTestId(`panel-${id}`)).toBeVisible();
-}
-async function shot(page: Page, name: string) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-}
-async function noErrors(page: Page) { await expect(page.getByTestId('error-message')).toHaveCount(0); }
 
 /** one laptop: a device with a PD, a 4 KiB buffer + MR (remote write), a CQ and an RC QP, all through the UI */
 async function setUp(page: Page, name: string) {

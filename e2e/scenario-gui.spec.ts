@@ -7,31 +7,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, test, type Locator, type Page } from '@playwright/test';
-
-const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
-const START = process.env.VL_CONSOLE_URL ?? `/?token=${TOKEN}`;
+import { expect, test, type Page } from '@playwright/test';
+import { START, noErrors, panel, selectContaining } from './helpers.ts';
 const LIBRARY = 'e2e/scenarios/rc_rdma_write.json';
 
 test.describe.configure({ mode: 'serial' });
-
-async function selectContaining(sel: Locator, text: string) {
-  const value = await sel.evaluate((el, t) => {
-    const o = [...(el as HTMLSelectElement).options].find((x) => x.textContent?.includes(t));
-    return o ? o.value : null;
-  }, text);
-  expect(value, `an option containing "${text}"`).not.toBeNull();
-  await sel.selectOption(value!);
-}
-
-async function panel(page: Page, id: string) {
-  await page.getByTestId(`nav-${id}`).click();
-  await expect(page.getByTestId(`panel-${id}`)).toBeVisible();
-}
-
-async function noErrors(page: Page) {
-  await expect(page.getByTestId('error-message')).toHaveCount(0);
-}
 
 async function open(page: Page) {
   const problems: string[] = [];

@@ -1,0 +1,39 @@
+// Shared by the Playwright specs: the console's URL, screenshots, and the few UI steps every spec takes.
+import net from 'node:net';
+import { expect, type Locator, type Page } from '@playwright/test';
+
+export const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
+export const START = process.env.VL_CONSOLE_URL ?? `/?token=${TOKEN}`;
+export const SHOTS = 'e2e/screenshots';
+
+/** select the option whose label contains `text` */
+export async function selectContaining(sel: Locator, text: string) {
+  const value = await sel.evaluate((el, t) => {
+    const o = [...(el as HTMLSelectElement).options].find((x) => x.textContent?.includes(t));
+    return o ? o.value : null;
+  }, text);
+  expect(value, `an option containing "${text}"`).not.toBeNull();
+  await sel.selectOption(value!);
+}
+
+export async function panel(page: Page, id: string) {
+  await page.getByTestId(`nav-${id}`).click();
+  await expect(page.getByTestId(`panel-${id}`)).toBeVisible();
+}
+
+export async function shot(page: Page, name: string) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+}
+
+export async function noErrors(page: Page) {
+  await expect(page.getByTestId('error-message')).toHaveCount(0);
+}
+
+export function freeTcpPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
+  });
+}
