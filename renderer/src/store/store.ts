@@ -230,7 +230,19 @@ function listOf(result: unknown, ...names: string[]): unknown[] {
 }
 
 // ------------------------------------------------------------------ the store
-export interface StoreOptions { transport?: ConsoleTransport | null; schedule?: Scheduler; ringCapacity?: number; transportProblem?: string; frameBudgetMs?: number }
+export interface StoreOptions {
+  transport?: ConsoleTransport | null; schedule?: Scheduler; ringCapacity?: number; transportProblem?: string; frameBudgetMs?: number;
+  /** clock (ms); injectable for tests */
+  now?: () => number;
+}
+
+/** Frame pacing of the acknowledgement (flow control): a frame that came more than SLOW_FRAME_MS after the previous
+ *  one means the page is dropping frames, so it does not acknowledge in that frame (the host's autorun, which stays a
+ *  bounded number of events ahead of the acknowledged position, slows down) and tries again in the next frame. Gaps
+ *  longer than IDLE_GAP_MS are pauses of the stream, not slow frames. The console keeps its frame rate first and
+ *  takes the event rate the machine leaves it. */
+export const SLOW_FRAME_MS = 25;
+export const IDLE_GAP_MS = 250;
 
 export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const transport = opts.transport ?? null;
@@ -252,7 +264,8 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   let skipUpTo = -1;                   // seq of the last event of that history (live duplicates are skipped)
   let recentLoading: Promise<void> | null = null;
   let lastAcked = -1;                  // seq of the last event acknowledged to the host
-  const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+  const now = opts.now ?? (() => (typeof performance !== 'undefined' ? performance.now() : Date.now()));
+  let lastFrameAt = -Infinity;         // when the previous flush ran (frame pacing of the ack)
   const reading = new Set<number>();
 
   const store = createStore<ConsoleState>()((set, get) => {
@@ -291,6 +304,10 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
 
     function flush() {
       flushQueued = false;
+      const frameAt = now();
+      const gap = frameAt - lastFrameAt;
+      lastFrameAt = frameAt;
+      const slowFrame = gap > SLOW_FRAME_MS && gap < IDLE_GAP_MS;
       const done = drain(budget);
       if (inbox.length || !done) dirty.events = true;
       const v = { ...get().versions };
@@ -304,13 +321,18 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       dirty.events = dirty.keys = dirty.queues = dirty.wire = dirty.memory = dirty.devices = false;
       dirty.hexBuffers.clear();
       set({ versions: v });
-      // everything received is applied: say so once per frame, so the host's autorun stays just ahead of us
+      // everything received is applied: say so once per frame, so the host's autorun stays just ahead of us; not in a
+      // frame that came late (see SLOW_FRAME_MS): the next frame acknowledges instead
+      let ackLater = false;
       if (done && transport?.ack && ring.total > 0) {
         const last = ring.seq[(ring.total - 1) % ring.capacity]!;
-        if (last !== lastAcked) { lastAcked = last; transport.ack(last); }
+        if (last !== lastAcked) {
+          if (slowFrame) ackLater = true;
+          else { lastAcked = last; transport.ack(last); }
+        }
       }
-      if (!done) queueFlush();                 // the rest next frame: no frame does more than the budget
-      else if (pendingSince >= 0) {
+      if (!done || ackLater) queueFlush();     // the rest next frame: no frame does more than the budget
+      if (done && pendingSince >= 0) {
         const since = pendingSince; pendingSince = -1;
         schedule(() => model.latency.add(now() - since));   // the next frame: this one has been painted
       }

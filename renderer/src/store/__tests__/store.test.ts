@@ -47,6 +47,31 @@ describe('event ingestion batching', () => {
     expect(store.getState().model.view.length).toBe(1000);
   });
 
+  it('acknowledges what it drew once per frame, and not in a frame that came late (frame pacing)', () => {
+    const frames = manualFrames();
+    let clock = 1000;
+    const acks: number[] = [];
+    const t: ConsoleTransport = {
+      call: async () => ({ type: 'reply', id: 1, ok: true, result: {} }) as Reply,
+      onEvents: () => () => {}, onHost: () => () => {}, control: () => {}, ack: (s) => { acks.push(s); },
+    };
+    const store = createConsoleStore({ transport: t, schedule: frames.schedule, now: () => clock });
+    const feed = (from: number) => store.getState().ingest([from, from + 1].map((s) => ev('Log', { seq: s })));
+    feed(10); frames.run();                        // first frame (no previous one): acknowledged
+    expect(acks).toEqual([11]);
+    clock += 16.7; feed(12); frames.run();         // on time
+    expect(acks).toEqual([11, 13]);
+    clock += 50; feed(14); frames.run();           // 50 ms after the previous frame: dropping frames, no ack now
+    expect(acks).toEqual([11, 13]);
+    expect(store.getState().model.ring.total).toBe(6);   // the events are drawn all the same
+    clock += 16.7; frames.run();                   // the next frame acknowledges (no new events needed)
+    expect(acks).toEqual([11, 13, 15]);
+    clock += 16.7; frames.run();
+    expect(frames.pending()).toBe(0);              // nothing left to retry
+    clock += 2000; feed(16); frames.run();         // a pause of the stream is not a slow frame
+    expect(acks).toEqual([11, 13, 15, 17]);
+  });
+
   it('keeps only the newest events in the ring and the filtered view follows', () => {
     const ring = new EventRing(8);
     const view = new FilteredView(ring, { kind: 'KeyCheck', obj: null, text: '' });
