@@ -2,14 +2,16 @@
 // of time, 16 ms by default). The clock and timer are injectable so the behaviour is testable without
 // depending on wall-clock time.
 //
-// Events travel as JSON text: the native addon writes a flood of events straight to the protocol's JSON
-// (native/addon/event_json.cpp, used by the autorun tick), other events are serialised here once. A batch is
-// an EventText: its message text is built by concatenation, never by re-serialising objects; `events` parses
-// it on demand for in-process clients and tests.
+// The autorun flood travels as binary event frames written by the native addon (app/protocol/eventframe.ts):
+// a batch of them is an EventBinary, one binary message. Other events (a command's few) are serialised here once
+// as JSON text: an EventText, whose message text is built by concatenation, never by re-serialising objects.
+// Each message holds one kind of chunk; `events` decodes either on demand for in-process clients and tests.
 import type { DeviceEvent, EventBatch, FromHost } from '../protocol/index.ts';
+import { concatFrames, frameEvents } from '../protocol/index.ts';
 
-/** Events already in the protocol's JSON: `json` is `{...},{...}` (no brackets), `first` the first one's seq. */
-export interface EventChunk { json: string; count: number; first: number }
+/** Events already serialised: `json` is `{...},{...}` (no brackets), or `frame` one binary event frame; `first`
+ *  is the first one's seq. */
+export type EventChunk = { count: number; first: number } & ({ json: string; frame?: undefined } | { frame: Uint8Array; json?: undefined });
 
 /** One 'events' message whose events are JSON text (see the header). Structurally an EventBatch. */
 export class EventText implements EventBatch {
@@ -21,12 +23,28 @@ export class EventText implements EventBatch {
   text(): string { return `{"type":"events","first":${this.first},"count":${this.count},"dropped":${this.dropped},"events":[${this.json}]}`; }
 }
 
-/** A message for a MessagePort (Electron): event batches as their JSON text (a structured clone would drop an
- *  EventText's events); the renderer's transport parses strings. */
-export function portMessage(msg: FromHost): FromHost | string { return msg instanceof EventText ? msg.text() : msg; }
+/** One 'events' message of binary event frames (see the header). Structurally an EventBatch. */
+export class EventBinary implements EventBatch {
+  readonly type = 'events' as const;
+  private parsed: DeviceEvent[] | null = null;
+  /** `bytes`: the frames back to back, `dropped` already in the first frame's header */
+  constructor(readonly first: number, readonly count: number, readonly dropped: number, readonly bytes: Uint8Array) {}
+  get events(): DeviceEvent[] { return (this.parsed ??= frameEvents(this.bytes)); }
+}
 
-/** The JSON text of a message to a client (an EventText's own text, else JSON.stringify). */
-export function messageText(msg: FromHost): string { return msg instanceof EventText ? msg.text() : JSON.stringify(msg); }
+/** A message for a MessagePort (Electron): event batches as their JSON text or their frames' bytes (a structured
+ *  clone would drop the lazy events); the renderer's transport parses strings and decodes bytes. */
+export function portMessage(msg: FromHost): FromHost | string | Uint8Array {
+  return msg instanceof EventText ? msg.text() : msg instanceof EventBinary ? msg.bytes : msg;
+}
+
+/** The JSON text of a message to a client (an EventText's own text, else JSON.stringify; an EventBinary's events
+ *  decoded: for clients that take text only). */
+export function messageText(msg: FromHost): string {
+  if (msg instanceof EventText) return msg.text();
+  if (msg instanceof EventBinary) return JSON.stringify({ type: 'events', first: msg.first, count: msg.count, dropped: msg.dropped, events: msg.events });
+  return JSON.stringify(msg);
+}
 
 export interface BatcherOptions {
   intervalMs?: number;          // minimum spacing between two messages
@@ -57,7 +75,7 @@ export class EventBatcher {
   /** seq of the last event sent (-1: none yet) */
   lastSentSeq = -1;
 
-  constructor(private readonly send: (batch: EventText) => void, opts: BatcherOptions = {}) {
+  constructor(private readonly send: (batch: EventText | EventBinary) => void, opts: BatcherOptions = {}) {
     this.interval = opts.intervalMs ?? 16;
     this.maxPerBatch = opts.maxPerBatch ?? 10_000;
     this.maxQueued = opts.maxQueued ?? 200_000;
@@ -92,25 +110,31 @@ export class EventBatcher {
     this.timer = this.setTimer(() => { this.timer = null; this.flushNow(); }, wait);
   }
 
-  /** Send one message with up to maxPerBatch events (ignores the interval; used by the timer and on shutdown). */
+  /** Send up to maxPerBatch events (ignores the interval; used by the timer and on shutdown): one message per run
+   *  of chunks of one kind (binary frames or JSON text), in order. */
   flushNow(): void {
     if (this.nQueued === 0 && this.dropped === 0) return;
-    const parts: string[] = [];
     let n = 0;
-    let first = 0;
-    while (this.head < this.queue.length) {
-      const c = this.queue[this.head]!;
-      if (n > 0 && n + c.count > this.maxPerBatch) break;
-      if (n === 0) first = c.first;
-      parts.push(c.json); n += c.count; this.nQueued -= c.count; this.head++;
-      this.lastSentSeq = c.first + c.count - 1;
-    }
+    do {
+      const texts: string[] = []; const frames: Uint8Array[] = [];
+      let m = 0; let first = 0; let binary = false;
+      while (this.head < this.queue.length) {
+        const c = this.queue[this.head]!;
+        const isBin = c.frame !== undefined;
+        if (m > 0 && (n + m + c.count > this.maxPerBatch || isBin !== binary)) break;
+        if (m === 0) { first = c.first; binary = isBin; }
+        if (c.frame !== undefined) frames.push(c.frame); else texts.push(c.json);
+        m += c.count; this.nQueued -= c.count; this.head++;
+        this.lastSentSeq = c.first + c.count - 1;
+      }
+      const batch = binary ? new EventBinary(first, m, this.dropped, concatFrames(frames, this.dropped)) : new EventText(first, m, this.dropped, texts.join(','));
+      this.dropped = 0;
+      n += m;
+      this.sent++;
+      this.send(batch);
+    } while (this.head < this.queue.length && n < this.maxPerBatch);
     if (this.head > 4096 && this.head * 2 > this.queue.length) { this.queue = this.queue.slice(this.head); this.head = 0; }
-    const batch = new EventText(first, n, this.dropped, parts.join(','));
-    this.dropped = 0;
     this.last = this.now();
-    this.sent++;
-    this.send(batch);
     this.schedule();
   }
 
@@ -132,7 +156,10 @@ export class EventBatcher {
     let n = 0;
     let i = this.hist.length;
     while (i > 0 && n < max) { i--; n += this.hist[i]!.count; }
-    for (let k = i; k < this.hist.length; k++) parts.push(this.hist[k]!.json);
+    for (let k = i; k < this.hist.length; k++) {
+      const c = this.hist[k]!;
+      parts.push(c.frame !== undefined ? frameEvents(c.frame).map((e) => JSON.stringify(e)).join(',') : c.json);
+    }
     return new EventText(i < this.hist.length ? this.hist[i]!.first : 0, n, 0, parts.join(','));
   }
 

@@ -16,6 +16,8 @@ export interface HostExecutor extends Executor {
   execBulk?(command: Command): ExecResult;
   /** the events as protocol JSON text chunks (NativeExecutor) */
   drainEventsText?(maxPerChunk?: number): (EventChunk & { objects: DeviceEvent[] })[];
+  /** the events as binary event frames (NativeExecutor) */
+  drainEventsFrames?(maxPerFrame?: number): (EventChunk & { objects: DeviceEvent[] })[];
   /** true while a device is on a real network (the host then polls the UDP transport in real time) */
   netActive?(): boolean;
   /** receive datagrams and run the engine actions due now, without waiting; returns the work done */
@@ -35,6 +37,8 @@ export interface HostOptions {
   autorunBusyMs?: number;
   /** network poll period while a device is on the network (default 1 ms) */
   netPollMs?: number;
+  /** the autorun flood as binary event frames (default) or, false, as JSON text */
+  eventFrames?: boolean;
 }
 
 /** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
@@ -153,11 +157,12 @@ export class HostCore {
    *  event as an object). */
   textEvents: () => boolean = () => true;
 
-  /** Queue the device's new events for the clients. `bulk` (the autorun tick): as JSON text written by the
-   *  addon, without a JS object per event. */
+  /** Queue the device's new events for the clients. `bulk` (the autorun tick): as binary event frames (or JSON
+   *  text) written by the addon, without a JS object per event. */
   pumpEvents(bulk = false): void {
-    if (bulk && this.executor.drainEventsText && this.textEvents()) {
-      const chunks = this.executor.drainEventsText();
+    const frames = this.opts.eventFrames !== false && this.executor.drainEventsFrames;
+    if (bulk && (frames || this.executor.drainEventsText) && this.textEvents()) {
+      const chunks = frames ? this.executor.drainEventsFrames!() : this.executor.drainEventsText!();
       const dropped = this.executor.takeDropped?.() ?? 0;
       if (chunks.length || dropped) this.batcher.pushChunks(chunks, dropped);
       return;

@@ -1,8 +1,8 @@
-// The two ways events leave the device are the same events with the same values: the object path (addon
-// EventObj + eventOut, used for commands and the scenario runner) and the JSON text path (native/addon/
-// event_json.cpp, used for the autorun flood). Every scenario of the library runs twice with the same seed, once
-// per path, and the event streams must be deep-equal (packets decoded, work completions named, 64-bit values
-// lossless, texts escaped).
+// The three ways events leave the device are the same events with the same values: the object path (addon
+// EventObj + eventOut, used for commands and the scenario runner), the JSON text path (native/addon/
+// event_json.cpp) and the binary frame path (native/addon/event_frame.cpp read by app/protocol/eventframe.ts,
+// used for the autorun flood). Every scenario of the library runs once per path with the same seed, and the event
+// streams must be deep-equal (packets decoded, work completions named, 64-bit values lossless, texts escaped).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,8 @@ import { parseScenarioText } from '../scenario/load.ts';
 import { ScenarioRun } from '../scenario/run.ts';
 import type { Executor } from './api.ts';
 import type { DeviceEvent } from '../protocol/index.ts';
-import { EventBatcher, EventText } from './batcher.ts';
+import { decodeFrames, frameEvents } from '../protocol/index.ts';
+import { EventBatcher, EventBinary, EventText } from './batcher.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = path.join(root, 'e2e/scenarios');
@@ -22,18 +23,19 @@ let mod: Mod | undefined;
 try { mod = await import('./executor.ts'); new mod.NativeExecutor({ seed: 1 }).close(); } catch { mod = undefined; }
 if (!mod) console.warn('SKIPPED event JSON equivalence: native addon not built (node scripts/build.mjs addon)');
 
-/** Runs a scenario and returns every event it drained, through the object path or the text path. */
-function eventsOf(file: string, text: boolean): { events: DeviceEvent[]; digest: string } {
+/** Runs a scenario and returns every event it drained, through the object path, the text path or the frame path. */
+function eventsOf(file: string, via: 'objects' | 'text' | 'frames'): { events: DeviceEvent[]; digest: string } {
   const loaded = parseScenarioText(fs.readFileSync(path.join(dir, file), 'utf8'), file);
   if (!loaded.ok) throw new Error(loaded.error.message);
   const ex = new mod!.NativeExecutor({ seed: 1 });
   const seen: DeviceEvent[] = [];
-  const drive: Executor = text
+  const drive: Executor = via !== 'objects'
     ? {
         exec: (c) => ex.execBulk(c),
         drainEvents: () => {
-          const chunks = ex.drainEventsText(7);   // small chunks: chunk boundaries are exercised too
-          const evs = chunks.length ? (JSON.parse(`[${chunks.map((c) => c.json).join(',')}]`) as DeviceEvent[]) : [];
+          // small chunks: chunk boundaries are exercised too
+          const chunks = via === 'text' ? ex.drainEventsText(7) : ex.drainEventsFrames(7);
+          const evs = chunks.flatMap((c) => (c.frame !== undefined ? frameEvents(c.frame) : (JSON.parse(`[${c.json}]`) as DeviceEvent[])));
           seen.push(...evs); return evs;
         },
         pcap: () => ex.pcap(), close: () => ex.close(),
@@ -45,20 +47,23 @@ function eventsOf(file: string, text: boolean): { events: DeviceEvent[]; digest:
   } finally { ex.close(); }
 }
 
-describe.skipIf(!mod)('event JSON text path', () => {
+describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
   for (const f of files) {
     it(`${f}: same events as the object path`, () => {
-      const a = eventsOf(f, false);
-      const b = eventsOf(f, true);
+      const a = eventsOf(f, 'objects');
+      const b = eventsOf(f, 'text');
+      const c = eventsOf(f, 'frames');
       expect(a.events.length).toBeGreaterThan(0);
       expect(b.events).toEqual(a.events);
+      expect(c.events).toEqual(a.events);
       expect(b.digest).toBe(a.digest);
+      expect(c.digest).toBe(a.digest);
     });
   }
 
   it('covers packets, work completions, key checks and async events', () => {
     const kinds = new Set<string>();
-    for (const f of files) for (const e of eventsOf(f, true).events) kinds.add(e.kind);
+    for (const f of files) for (const e of eventsOf(f, 'frames').events) kinds.add(e.kind);
     for (const k of ['PacketSent', 'PacketReceived', 'Cqe', 'KeyCheck', 'AsyncEvent', 'ObjectModified', 'QpState', 'MemWrite']) expect(kinds).toContain(k);
   });
 
@@ -70,15 +75,50 @@ describe.skipIf(!mod)('event JSON text path', () => {
       const chunks = ex.drainEventsText(1);
       expect(chunks.length).toBeGreaterThan(1);
       expect(chunks.flatMap((c) => c.objects).map((e) => e.kind)).toContain('ObjectCreated');
-      const sent: EventText[] = [];
+      const sent: (EventText | EventBinary)[] = [];
       const b = new EventBatcher((m) => sent.push(m), { setTimer: (fn) => { fn(); return 0; }, now: () => 0, intervalMs: 0 });
       b.pushChunks(chunks);
       expect(sent).toHaveLength(1);
-      const msg = JSON.parse(sent[0]!.text()) as { type: string; first: number; count: number; events: DeviceEvent[] };
+      const msg = JSON.parse((sent[0] as EventText).text()) as { type: string; first: number; count: number; events: DeviceEvent[] };
       expect(msg.type).toBe('events');
       expect(msg.count).toBe(chunks.reduce((n, c) => n + c.count, 0));
       expect(msg.events.map((e) => e.seq)).toEqual(msg.events.map((_, i) => msg.first + i));
       expect(sent[0]!.events).toEqual(msg.events);
+    } finally { ex.close(); }
+  });
+
+  it('frames from several drains make one binary message that decodes to the same events, with the dropped count', () => {
+    const ex = new mod!.NativeExecutor({ seed: 3 });
+    try {
+      expect(ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } }).ok).toBe(true);
+      expect(ex.execBulk({ cmd: 'pd.alloc', args: { device: 1 } } as never).ok).toBe(true);
+      const chunks = ex.drainEventsFrames(1);
+      expect(chunks.length).toBeGreaterThan(1);
+      expect(chunks.every((c) => c.frame instanceof Uint8Array && c.frame.byteLength % 8 === 0)).toBe(true);
+      const sent: (EventText | EventBinary)[] = [];
+      const b = new EventBatcher((m) => sent.push(m), { setTimer: (fn) => { fn(); return 0; }, now: () => 0, intervalMs: 0 });
+      b.pushChunks(chunks, 5);
+      expect(sent).toHaveLength(1);
+      const msg = sent[0] as EventBinary;
+      expect(msg).toBeInstanceOf(EventBinary);
+      const frames = decodeFrames(msg.bytes);
+      expect(frames).toHaveLength(chunks.length);
+      expect(frames[0]!.dropped).toBe(5);
+      expect(msg.count).toBe(chunks.reduce((n, c) => n + c.count, 0));
+      expect(msg.events.map((e) => e.seq)).toEqual(msg.events.map((_, i) => msg.first + i));
+      expect(msg.events.map((e) => e.kind)).toContain('ObjectCreated');
+      // a late client gets the same events from the history
+      expect(b.recent(100).events).toEqual(msg.events);
+    } finally { ex.close(); }
+  });
+
+  it('refuses bytes that are not a frame, naming what is wrong', () => {
+    expect(() => decodeFrames(new Uint8Array(40))).toThrow(/bad magic/);
+    const ex = new mod!.NativeExecutor({ seed: 3 });
+    try {
+      ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } });
+      const f = ex.drainEventsFrames()[0]!.frame!;
+      expect(() => decodeFrames(f.subarray(0, f.byteLength - 8))).toThrow(/does not fit/);
     } finally { ex.close(); }
   });
 });

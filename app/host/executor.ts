@@ -12,6 +12,7 @@ import {
   WrOpcode, flagsOf, namesOf, parseGid,
 } from '../protocol/index.ts';
 import type { ExecResult, Executor, ExecutorOptions } from './api.ts';
+import type { EventChunk } from './batcher.ts';
 import type {
   NDevice, NEvent, NInterface, NMr, NMw, NNet, NPost, NProfile, NQp, NQpAttr, NRecvWr, NResult, NSendWr, NStatus, NWc, NativeAddon,
   NativeSession, U64,
@@ -95,7 +96,7 @@ function eventNameTables() {
 interface Traffic { on: boolean; qp: number; cq: number; wrs: NSendWr[]; cursor: number; posted: number; completed: number; stopped?: string }
 
 /** A chunk of events as protocol JSON text (see EventChunk in batcher.ts), with its lifecycle events decoded. */
-export interface ExecEventChunk { json: string; count: number; first: number; objects: DeviceEvent[] }
+export type ExecEventChunk = EventChunk & { objects: DeviceEvent[] };
 
 export class NativeExecutor implements Executor {
   readonly addon: NativeAddon;
@@ -181,6 +182,26 @@ export class NativeExecutor implements Executor {
       for (const e of objects) this.track(e);
       out.push({ json: r.json, count: r.count, first: u64n(r.first), objects });
       if (r.count < maxPerChunk) break;
+    }
+    return out;
+  }
+
+  /** Every event not yet drained, oldest first, as binary event frames (app/protocol/eventframe.ts) of at most
+   *  `maxPerFrame` native events; the lifecycle events also as objects. Events already drained into JS objects
+   *  (by exec) come first, as a text chunk. Same events, same values as drainEvents() (app/host/eventjson.test.ts). */
+  drainEventsFrames(maxPerFrame = 2000): ExecEventChunk[] {
+    const out: ExecEventChunk[] = [];
+    if (this.pending.length) {
+      const evs = this.pending; this.pending = [];
+      out.push({ json: evs.map((e) => JSON.stringify(e)).join(','), count: evs.length, first: evs[0]!.seq, objects: evs.filter((e) => e.kind.startsWith('Object')) });
+    }
+    for (;;) {
+      const r = this.s.drain_events_frame(maxPerFrame);
+      if (!r.count) break;
+      const objects = r.objects.map(eventOut);
+      for (const e of objects) this.track(e);
+      out.push({ frame: r.frame, count: r.count, first: u64n(r.first), objects });
+      if (r.count < maxPerFrame) break;
     }
     return out;
   }

@@ -7,13 +7,14 @@
 //   server -> host  { t: 'msg', conn, data }      data = the client's raw message (string or object)
 //   host -> server  { t: 'out', conn, type, count, text }  text = the FromHost message as JSON, serialised once
 //                                                 here and sent as is by the server; conn = null: every client
+//   host -> server  { t: 'out', conn, type: 'events', count, bin }  bin = binary event frames (a binary message)
 //   host -> server  { t: 'ready', pid, journalEntries, replay }
 // Electron: the main process posts { t: 'port' } with one MessagePortMain per renderer connection.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FromHost } from '../protocol/index.ts';
-import { messageText, portMessage } from './batcher.ts';
+import { EventBinary, messageText, portMessage } from './batcher.ts';
 import { HostCore } from './core.ts';
 import type { HostOptions } from './core.ts';
 import { NativeExecutor } from './executor.ts';
@@ -92,8 +93,9 @@ async function main(): Promise<void> {
     announce = (c, report) => parentPort.postMessage({ t: 'ready', pid: process.pid, journalEntries: c.journal.count, replay: report });
   } else if (process.send) {
     const send = (m: unknown) => { if (process.connected) process.send!(m); };
-    const out = (conn: number | null, msg: FromHost) =>
-      send({ t: 'out', conn, type: msg.type, count: msg.type === 'events' ? msg.count : 0, text: messageText(msg) });
+    const out = (conn: number | null, msg: FromHost) => msg instanceof EventBinary
+      ? send({ t: 'out', conn, type: 'events', count: msg.count, bin: msg.bytes })
+      : send({ t: 'out', conn, type: msg.type, count: msg.type === 'events' ? msg.count : 0, text: messageText(msg) });
     whenReady((c) => c.addClient((msg: FromHost) => out(null, msg)));
     process.on('message', (m: { t?: string; conn?: number; data?: unknown }) => {
       if (m?.t === 'msg' && typeof m.conn === 'number') {

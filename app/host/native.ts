@@ -113,6 +113,8 @@ export interface NativeSession {
   drain_events(max?: number): NEvent[];
   /** up to max events as protocol JSON text (native/addon/event_json.h); lifecycle events also as objects */
   drain_events_json(max?: number): { json: string; count: number; first: U64; objects: NEvent[] };
+  /** up to max events as one binary event frame (app/protocol/eventframe.ts); lifecycle events also as objects */
+  drain_events_frame(max?: number): { frame: Uint8Array; count: number; first: U64; objects: NEvent[] };
   set_event_capture(on: boolean): void;
   write_pcap(path: string): NStatus;
   /** UDP transport (native/src/net/udp.h): exactly one of interface / address */

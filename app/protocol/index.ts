@@ -2,3 +2,4 @@ export * from './enums.ts';
 export * from './commands.ts';
 export * from './messages.ts';
 export * from './net.ts';
+export * from './eventframe.ts';

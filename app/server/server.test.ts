@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { startServer } from './server.ts';
 import type { RunningServer } from './server.ts';
 import { WebSocketTransport } from '../../renderer/src/transport/index.ts';
-import type { HostStatus } from '../protocol/index.ts';
+import type { FrameBatch, HostStatus } from '../protocol/index.ts';
 import type { ConsoleTransport } from '../../renderer/src/store/store.ts';
 
 let srv: RunningServer;
@@ -30,7 +30,13 @@ function refused(url: string, origin?: string): Promise<number> {
 }
 
 function waitFor(t: WebSocketTransport, pred: (s: HostStatus) => boolean): Promise<HostStatus> {
-  return new Promise((resolve) => { const off = t.onHost((s) => { if (pred(s)) { off(); resolve(s); } }); });
+  // onHost replays the current status at once (before it returns the unsubscribe function)
+  return new Promise((resolve) => {
+    let done = false;
+    let off: (() => void) | undefined;
+    off = t.onHost((s) => { if (done || !pred(s)) return; done = true; off?.(); resolve(s); });
+    if (done) off();
+  });
 }
 
 describe('browser-mode server', () => {
@@ -111,6 +117,42 @@ describe('browser-mode server', () => {
     t.control('restart-host');
     expect((await up2).restarts).toBe(2);
     expect((await t.call({ cmd: 'qp.query', args: { qp: 999 } })).error?.code).toBe('ENOENT');
+    t.close();
+  }, 30_000);
+
+  it('sends the autorun flood as binary event frames that the transport decodes (RDMA WRITE packets included)', async () => {
+    const t = new WebSocketTransport({ url: `ws://127.0.0.1:${srv.port}/rpc?token=test-token`, WebSocketImpl: WebSocket as unknown as typeof globalThis.WebSocket });
+    await t.ready();
+    await waitFor(t, (s) => s.state === 'up');
+    const frames: FrameBatch[] = [];
+    t.onEvents((b) => { if ('frames' in b) frames.push(b); });
+    const run = async (cmd: string, args: Record<string, unknown>) => {
+      const r = await t.call({ cmd, args } as never);
+      expect(r.ok, `${cmd}: ${JSON.stringify(r.error)}`).toBe(true);
+      return r.result as Record<string, number>;
+    };
+    const dev = (await run('device.create', { profile: 'rxe', name: 'bin_a' })).device!;
+    const pd = (await run('pd.alloc', { device: dev })).pd!;
+    const a = await run('buffer.alloc', { length: 4096 }); const b = await run('buffer.alloc', { length: 4096 });
+    const acc = ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE'];
+    const ma = await run('mr.reg', { pd, addr: a.addr, length: 4096, access: acc });
+    const mb = await run('mr.reg', { pd, addr: b.addr, length: 4096, access: acc });
+    const cq = (await run('cq.create', { device: dev, cqe: 64 })).cq!;
+    const cap = { maxSendWr: 16, maxRecvWr: 16, maxSendSge: 1, maxRecvSge: 1, maxInlineData: 0 };
+    const q1 = (await run('qp.create', { pd, sendCq: cq, recvCq: cq, qpType: 'IBV_QPT_RC', cap })).qp!;
+    const q2 = (await run('qp.create', { pd, sendCq: cq, recvCq: cq, qpType: 'IBV_QPT_RC', cap })).qp!;
+    await run('qp.connect', { qp: q1, peer: q2 });
+    await run('post.send', { qp: q1, wrs: [{ wrId: 7, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: ['IBV_SEND_SIGNALED'], sgList: [{ addr: a.addr, length: 64, lkey: ma.lkey }], remoteAddr: b.addr, rkey: mb.rkey }] });
+    await run('engine.autorun', { on: true, stepsPerSecond: 10_000 });
+    const deadline = Date.now() + 10_000;
+    const evs = () => frames.flatMap((f) => f.frames.flatMap((x) => x.events()));
+    while (!evs().some((e) => e.kind === 'Cqe') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await run('engine.autorun', { on: false, stepsPerSecond: 1000 });
+    const all = evs();
+    const sent = all.find((e) => e.kind === 'PacketSent');
+    expect(sent?.pkt).toMatchObject({ opcodeName: expect.stringMatching(/RDMA Write/i), reth: { rkey: mb.rkey, dmaLen: 64 } });
+    expect(all.find((e) => e.kind === 'Cqe')?.wc).toMatchObject({ wrId: 7, statusName: 'IBV_WC_SUCCESS', opcodeName: 'IBV_WC_RDMA_WRITE' });
+    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => all[0]!.seq + i));   // in order, none missing
     t.close();
   }, 30_000);
 });

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
-import { Control } from '../protocol/index.ts';
+import { Control, addDropped } from '../protocol/index.ts';
 import type { EventBatch, FromHost, HostStatus, Reply } from '../protocol/index.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -120,12 +120,21 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       stderrTail.push(...d.toString().split('\n'));
       if (stderrTail.length > 50) stderrTail.splice(0, stderrTail.length - 50);
     });
-    c.on('message', (m: { t?: string; conn?: number | null; type?: string; count?: number; text?: string; pid?: number; journalEntries?: number; replay?: { failed: unknown[]; skipped: unknown[] } }) => {
+    c.on('message', (m: { t?: string; conn?: number | null; type?: string; count?: number; text?: string; bin?: Uint8Array; pid?: number; journalEntries?: number; replay?: { failed: unknown[]; skipped: unknown[] } }) => {
       if (c !== child) return;
       if (m.t === 'ready') {
         const problems = (m.replay?.failed.length ?? 0) + (m.replay?.skipped.length ?? 0);
         setStatus({ state: 'up', pid: m.pid, journalEntries: m.journalEntries, ...(problems ? { reason: `journal replayed with ${problems} problem(s)` } : {}) });
         log(`backend host up (pid ${m.pid}, journal ${m.journalEntries} entries)`);
+      } else if (m.t === 'out' && m.bin instanceof Uint8Array) {
+        // binary event frames: a binary message, as is (a client's dropped count goes into the first frame)
+        const bin = m.bin;
+        const targets = m.conn === null || m.conn === undefined ? [...clients.values()] : [clients.get(m.conn)].filter((c) => !!c);
+        for (const cl of targets) {
+          if (cl.ws.readyState !== cl.ws.OPEN) continue;
+          if (cl.ws.bufferedAmount > 4 * 1024 * 1024) { cl.dropped += m.count ?? 0; continue; }
+          if (cl.dropped) { cl.ws.send(addDropped(bin, cl.dropped)); cl.dropped = 0; } else cl.ws.send(bin);
+        }
       } else if (m.t === 'out' && typeof m.text === 'string') {
         // the host serialised the message once; it goes to the sockets as is
         const text = m.text;

@@ -26,6 +26,7 @@
 #include "vl/session.h"
 #include "vl/wire.h"
 #include "../ibverbs/enumerate.h"
+#include "event_frame.h"
 #include "event_json.h"
 
 namespace {
@@ -492,6 +493,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::NowNs>("now_ns"),
       InstanceMethod<&SessionWrap::DrainEvents>("drain_events"),
       InstanceMethod<&SessionWrap::DrainEventsJson>("drain_events_json"),
+      InstanceMethod<&SessionWrap::DrainEventsFrame>("drain_events_frame"),
       InstanceMethod<&SessionWrap::SetEventCapture>("set_event_capture"),
       InstanceMethod<&SessionWrap::WritePcap>("write_pcap"),
       InstanceMethod<&SessionWrap::AttachNet>("attach_net"),
@@ -923,21 +925,32 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     for (size_t i = 0; i < evs.size(); ++i) a.Set(static_cast<uint32_t>(i), EventObj(env, evs[i]));
     return a;
   }
-  // Up to `max` events as the protocol's JSON text ("{...},{...}", no brackets) for forwarding without a JS object
-  // per event; object lifecycle events (created / destroyed / modified) also as objects, for the host's object
-  // table and the scenario recorder. { json, count, first (seq of the first event), objects }.
-  Napi::Value DrainEventsJson(const Napi::CallbackInfo& info) {
+  // Up to `max` events for forwarding without a JS object per event, as the protocol's JSON text ("{...},{...}", no
+  // brackets; drain_events_json) or as one binary event frame (event_frame.h; drain_events_frame); object lifecycle
+  // events (created / destroyed / modified) also as objects, for the host's object table and the scenario recorder.
+  // { json | frame, count, first (seq of the first event), objects }.
+  Napi::Value DrainEventsJson(const Napi::CallbackInfo& info) { return DrainChunk(info, false); }
+  Napi::Value DrainEventsFrame(const Napi::CallbackInfo& info) { return DrainChunk(info, true); }
+  Napi::Value DrainChunk(const Napi::CallbackInfo& info, bool frame) {
     auto env = info.Env(); Conv c(env);
     auto max = c.u64(info[0], "max", SIZE_MAX, true);
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
     if (!vl::json::have_names()) {
-      Napi::Error::New(env, "drain_events_json: setEventNames() was not called").ThrowAsJavaScriptException();
+      Napi::Error::New(env, frame ? "drain_events_frame: setEventNames() was not called" : "drain_events_json: setEventNames() was not called").ThrowAsJavaScriptException();
       return env.Undefined();
     }
     auto evs = s->drain_events(static_cast<size_t>(max));
-    std::string text;
-    vl::json::append_events(text, evs);
+    auto o = Napi::Object::New(env);
+    if (frame) {
+      std::vector<uint8_t> bytes;
+      vl::frame::append_frame(bytes, evs);
+      o.Set("frame", Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size()));
+    } else {
+      std::string text;
+      vl::json::append_events(text, evs);
+      o.Set("json", Napi::String::New(env, text));
+    }
     auto objs = Napi::Array::New(env);
     uint32_t no = 0;
     for (size_t i = 0; i < evs.size(); ++i) {
@@ -945,8 +958,6 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       if (k == vl::EventKind::ObjectCreated || k == vl::EventKind::ObjectDestroyed || k == vl::EventKind::ObjectModified)
         objs.Set(no++, EventObj(env, evs[i]));
     }
-    auto o = Napi::Object::New(env);
-    o.Set("json", Napi::String::New(env, text));
     o.Set("count", Napi::Number::New(env, static_cast<double>(evs.size())));
     o.Set("first", U64(env, evs.empty() ? 0 : evs.front().seq));
     o.Set("objects", objs);

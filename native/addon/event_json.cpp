@@ -106,9 +106,9 @@ void wc(Writer& w, const Wc& c) {
   w.lit("]}");
 }
 
-void packet(Writer& w, const std::vector<uint8_t>& bytes) {
+void packet(Writer& w, const std::vector<uint8_t>& bytes, bool with_hex = true) {
   w.lit("{\"len\":"); w.num(bytes.size());
-  KEY(w, "hex"); w.hex(bytes.data(), bytes.size());
+  if (with_hex) { KEY(w, "hex"); w.hex(bytes.data(), bytes.size()); }
   wire::Packet p;
   std::string err;
   if (!wire::decode(bytes.data(), bytes.size(), p, &err)) {
@@ -163,6 +163,15 @@ void event(Writer& w, const Event& e) {
 }  // namespace
 
 void set_names(Names n) { g_names = std::move(n); g_have = true; }
+const Names& names() { return g_names; }
+std::string event_text(const Event& e) {
+  if (!e.text.empty() || e.kind != EventKind::AsyncEvent) return e.text;
+  return name_of(g_names.event_type, static_cast<uint32_t>(e.a));
+}
+void append_packet_headers(std::string& out, const std::vector<uint8_t>& bytes) {
+  Writer w(out);
+  packet(w, bytes, false);
+}
 bool have_names() { return g_have; }
 
 const char* event_kind_name(EventKind k) {

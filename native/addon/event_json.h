@@ -19,6 +19,11 @@ struct Names {
 };
 void set_names(Names n);
 bool have_names();
+const Names& names();
+// The event's text as the protocol gives it (an async event without one: the ibv_event_type name).
+std::string event_text(const Event& e);
+// A packet's decoded headers as JSON, { len, opcode, opcodeName, ..., icrc } without "hex" (or { len, error }).
+void append_packet_headers(std::string& out, const std::vector<uint8_t>& bytes);
 
 const char* event_kind_name(EventKind k);
 // Appends the events as JSON objects separated by commas (no brackets); a packet is decoded as

@@ -1,7 +1,7 @@
 // The event log's storage: a ring of typed arrays plus a small string table, so a million events cost a
 // few typed arrays instead of a million JS objects (GUI-STACK 4.6). Rows are addressed by their absolute
 // position (0 = first event ever ingested); positions older than `size` are gone.
-import type { DeviceEvent } from '../../../app/protocol/index.ts';
+import { F_BIG, F_OK, type DeviceEvent, type EventFrame } from '../../../app/protocol/index.ts';
 
 /** Interns short repeated strings (event kinds, object kinds) into small integers. */
 export class StringTable {
@@ -61,6 +61,28 @@ export class EventRing {
     this.a[i] = e.a; this.b[i] = e.b; this.c[i] = e.c; this.d[i] = e.d;
     this.flags[i] = e.ok === false ? 0 : 1;
     this.text[i] = e.text || undefined;
+    return pos;
+  }
+
+  // a frame's kind / object-kind byte -> this ring's string ids (-1: not seen yet)
+  private readonly kindOf = new Int32Array(256).fill(-1);
+  private readonly objKindOf = new Int32Array(256).fill(-1);
+
+  /** push event j of a binary event frame, copied from its columns (the same row push(f.event(j)) gives) */
+  pushFrameEvent(f: EventFrame, j: number): number {
+    const pos = this.total++;
+    const i = pos % this.capacity;
+    const fl = f.flags[j]!;
+    this.seq[i] = f.seq[j]!; this.t[i] = f.t[j]!;
+    const k = f.kind[j]!;
+    this.kind[i] = this.kindOf[k]! >= 0 ? this.kindOf[k]! : (this.kindOf[k] = this.kinds.id(f.kindName(j)));
+    const o = f.objKind[j]!;
+    this.objKind[i] = o === 255 ? this.objKinds.id(f.objKindName(j)) : this.objKindOf[o]! >= 0 ? this.objKindOf[o]! : (this.objKindOf[o] = this.objKinds.id(f.objKindName(j)));
+    this.device[i] = f.device[j]!; this.obj[i] = f.obj[j]!;
+    if (fl & F_BIG) { const [a, b, c, d] = f.nums(j); this.a[i] = a; this.b[i] = b; this.c[i] = c; this.d[i] = d; }
+    else { this.a[i] = f.a[j]!; this.b[i] = f.b[j]!; this.c[i] = f.c[j]!; this.d[i] = f.d[j]!; }
+    this.flags[i] = fl & F_OK ? 1 : 0;
+    this.text[i] = f.text(j) || undefined;
     return pos;
   }
 

@@ -276,13 +276,45 @@ export class QueueModel {
 }
 
 // ------------------------------------------------------------------ wire
-export interface PacketRow {
-  id: number;              // index in the wire log
-  seq: number; t: number; event: 'sent' | 'received' | 'dropped';
-  device: number; obj: number; peer: number;
-  srcQpn: number; dstQpn: number; opcode: number; opName: string; psn: number; ackReq: boolean;
-  syndrome: number | null; synText: string; nak: boolean; length: number;
-  pkt: Rec; hex: string; text: string;
+/** One packet of the wire log. The list fields come from the packet's decoded headers, which are decoded on first
+ *  use (the list draws only the rows in view; under a flood most packets are never looked at). */
+export class PacketRow {
+  private p: Rec | null = null;
+  private f: { dstQpn: number; opcode: number; opName: string; psn: number; ackReq: boolean; syndrome: number | null; synText: string; nak: boolean; length: number; hex: string } | null = null;
+  srcQpn = 0;   // BTH carries no source QPN (UD: DETH srcQp); the console derives it from the sending QP
+  constructor(
+    readonly id: number,   // index in the wire log
+    readonly seq: number, readonly t: number, readonly event: 'sent' | 'received' | 'dropped',
+    // PacketSent: device = sender, peer = receiving device; PacketReceived/Dropped: device = receiver, peer = sender
+    readonly device: number, readonly obj: number, readonly peer: number,
+    readonly text: string, private readonly source: () => Rec,
+  ) {}
+  get pkt(): Rec { return (this.p ??= this.source() ?? {}); }
+  private get fields() {
+    if (this.f) return this.f;
+    const p = this.pkt;
+    const bth = isRec(p.bth) ? p.bth : p;
+    const opcode = num(bth, 'opcode') ?? 0;
+    const aeth = isRec(p.aeth) ? p.aeth : p;
+    const syn = num(aeth, 'aethSyndrome', 'syndrome');
+    const hex = str(p, 'hex') ?? '';
+    return (this.f = {
+      dstQpn: num(bth, 'destQp') ?? 0, opcode, opName: str(p, 'opcodeName', 'opName', 'name') ?? bthOpcodeName(opcode),
+      psn: num(bth, 'psn') ?? 0, ackReq: bool(bth, 'ackReq', 'a') ?? false,
+      syndrome: syn ?? null, synText: syn === undefined ? '' : (str(aeth, 'text') ?? syndromeText(syn)),
+      nak: syn !== undefined && isNak(syn), length: num(p, 'length', 'len', 'size') ?? hex.length / 2, hex,
+    });
+  }
+  get dstQpn() { return this.fields.dstQpn; }
+  get opcode() { return this.fields.opcode; }
+  get opName() { return this.fields.opName; }
+  get psn() { return this.fields.psn; }
+  get ackReq() { return this.fields.ackReq; }
+  get syndrome() { return this.fields.syndrome; }
+  get synText() { return this.fields.synText; }
+  get nak() { return this.fields.nak; }
+  get length() { return this.fields.length; }
+  get hex() { return this.fields.hex; }
 }
 
 /** decoded header fields of a packet, flattened for the header pane (computed only for the selected packet) */
@@ -312,27 +344,13 @@ export class WireLog {
 
   applyEvent(e: DeviceEvent): boolean {
     if (e.kind !== 'PacketSent' && e.kind !== 'PacketDropped' && e.kind !== 'PacketReceived') return false;
-    const p = (e.pkt ?? {}) as Rec;
-    const bth = isRec(p.bth) ? p.bth : p;
-    const opcode = num(bth, 'opcode') ?? 0;
-    const aeth = isRec(p.aeth) ? p.aeth : p;
-    const syn = num(aeth, 'aethSyndrome', 'syndrome');
-    const hexStr = str(p, 'hex') ?? '';
-    const row: PacketRow = {
-      id: this.base + this.rows.length, seq: e.seq, t: e.t,
-      event: e.kind === 'PacketSent' ? 'sent' : e.kind === 'PacketDropped' ? 'dropped' : 'received',
-      // PacketSent: device = sender, d = receiving device; PacketReceived/Dropped: device = receiver, d = sender
-      device: e.device, obj: e.obj, peer: e.d,
-      srcQpn: 0,   // BTH carries no source QPN (UD: DETH srcQp); the console derives it from the sending QP
-      dstQpn: num(bth, 'destQp') ?? 0,
-      opcode, opName: str(p, 'opcodeName', 'opName', 'name') ?? bthOpcodeName(opcode),
-      psn: num(bth, 'psn') ?? 0, ackReq: bool(bth, 'ackReq', 'a') ?? false,
-      syndrome: syn ?? null, synText: syn === undefined ? '' : (str(aeth, 'text') ?? syndromeText(syn)),
-      nak: syn !== undefined && isNak(syn),
-      length: num(p, 'length', 'len', 'size') ?? hexStr.length / 2,
-      pkt: p, hex: hexStr, text: e.text ?? '',
-    };
-    this.rows.push(row);
+    // an event view over a binary frame hands the packet over for decoding later; an event object has it already
+    const later = (e as { pktLater?: () => () => Rec }).pktLater;
+    let source: () => Rec;
+    if (later) source = later.call(e);
+    else { const pkt = (e.pkt ?? {}) as Rec; source = () => pkt; }
+    this.rows.push(new PacketRow(this.base + this.rows.length, e.seq, e.t,
+      e.kind === 'PacketSent' ? 'sent' : e.kind === 'PacketDropped' ? 'dropped' : 'received', e.device, e.obj, e.d, e.text ?? '', source));
     // trim in chunks so the amortized cost stays O(1) per packet
     if (this.rows.length > this.capacity + (this.capacity >> 3)) { const cut = this.rows.length - this.capacity; this.rows.splice(0, cut); this.base += cut; }
     return true;

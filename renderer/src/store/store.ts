@@ -5,8 +5,8 @@
 // store is notified at most once per animation frame.
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import {
-  Command, DeviceCap, AtomicCap, Mtu, QpState, describeZodError, namesOf,
-  type DeviceEvent, type ErrorInfo, type EventBatch, type HostStatus, type Reply, type SendWr, type RecvWr,
+  Command, DeviceCap, AtomicCap, FrameEventView, Mtu, QpState, describeZodError, namesOf,
+  type DeviceEvent, type ErrorInfo, type EventBatch, type EventFrame, type FrameBatch, type HostStatus, type Reply, type SendWr, type RecvWr,
 } from '../../../app/protocol/index.ts';
 import { EventRing, FilteredView, type EventFilter } from './eventRing.ts';
 import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog } from './models.ts';
@@ -15,7 +15,7 @@ import { handleOf, isRec, num, pick, str, type Rec } from './spec.ts';
 // ------------------------------------------------------------------ transport (shape of renderer/src/transport)
 export interface ConsoleTransport {
   call(command: Command): Promise<Reply>;
-  onEvents(cb: (batch: EventBatch | DeviceEvent[]) => void): unknown;
+  onEvents(cb: (batch: EventBatch | FrameBatch | DeviceEvent[]) => void): unknown;
   onHost(cb: (h: HostStatus) => void): unknown;
   control(action: 'restart-host' | 'kill-host'): unknown;
   /** tell the host the console has drawn the events up to seq (optional: flow control of autorun) */
@@ -135,6 +135,8 @@ export interface ConsoleState {
   // events
   filter: EventFilter; setFilter(f: Partial<EventFilter>): void;
   ingest(events: DeviceEvent[], dropped?: number): void;
+  /** the same for binary event frames (the autorun flood): the events are read from the columns, no object each */
+  ingestFrames(frames: EventFrame[], dropped?: number): void;
   /** forget everything drawn (host restarting: its journal replay sends the events again) */
   resetModels(): void;
   /** on connect: devices, and the objects alive in the session (session.info) */
@@ -258,9 +260,11 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const dirty = { events: false, keys: false, queues: false, wire: false, memory: false, devices: false, hexBuffers: new Set<number>() };
   let flushQueued = false;
   let pendingSince = -1;   // arrival time of the oldest batch not yet published
-  const inbox: DeviceEvent[][] = [];   // batches received, not yet applied
+  // batches received, not yet applied: event objects, or a frame's events from index `from`
+  const inbox: (DeviceEvent[] | { frame: EventFrame; from: number })[] = [];
   let inboxHead = 0;                   // next event in inbox[0]
-  let held: { events: DeviceEvent[]; dropped: number }[] | null = null;   // live batches while events.recent is fetched
+  const view = new FrameEventView();   // re-pointed at each frame event as it is applied
+  let held: ({ events: DeviceEvent[]; dropped: number } | { frames: EventFrame[]; dropped: number })[] | null = null;   // live batches while events.recent is fetched
   let skipUpTo = -1;                   // seq of the last event of that history (live duplicates are skipped)
   let recentLoading: Promise<void> | null = null;
   let lastAcked = -1;                  // seq of the last event acknowledged to the host
@@ -271,8 +275,9 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const store = createStore<ConsoleState>()((set, get) => {
     const setError = (form: string, err: ErrorInfo | undefined) => set((s) => ({ errors: { ...s.errors, [form]: err } }));
 
-    function apply(e: DeviceEvent, sel: number | null, shown: Record<number, unknown>) {
-      ring.push(e);
+    /** apply one event (from a frame: f/j, and e is the view on it) */
+    function apply(e: DeviceEvent, sel: number | null, shown: Record<number, unknown>, f?: EventFrame, j = 0) {
+      if (f) ring.pushFrameEvent(f, j); else ring.push(e);
       dirty.events = true;
       if (model.keys.applyEvent(e)) dirty.keys = true;
       if (model.queues.applyEvent(e)) dirty.queues = true;
@@ -292,10 +297,20 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       const t0 = now();
       const sel = get().selectedBuffer; const shown = get().hex;
       while (inbox.length) {
-        const b = inbox[0];
-        while (inboxHead < b.length) {
-          apply(b[inboxHead++], sel, shown);
-          if ((inboxHead & 255) === 0 && now() - t0 > budgetMs) return false;
+        const b = inbox[0]!;
+        if (Array.isArray(b)) {
+          while (inboxHead < b.length) {
+            apply(b[inboxHead++]!, sel, shown);
+            if ((inboxHead & 255) === 0 && now() - t0 > budgetMs) return false;
+          }
+        } else {
+          if (inboxHead < b.from) inboxHead = b.from;
+          const f = b.frame;
+          while (inboxHead < f.count) {
+            const j = inboxHead++;
+            apply(view.at(f, j) as unknown as DeviceEvent, sel, shown, f, j);
+            if ((inboxHead & 255) === 0 && now() - t0 > budgetMs) return false;
+          }
         }
         inbox.shift(); inboxHead = 0;
       }
@@ -600,6 +615,24 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         if (events.length) { inbox.push(events); if (pendingSince < 0) pendingSince = now(); }
         if (events.length || dropped) { dirty.events = true; queueFlush(); }
       },
+      ingestFrames(frames, dropped = 0) {
+        if (held) { held.push({ frames, dropped }); return; }
+        ring.dropped += dropped;
+        let any = false;
+        for (const frame of frames) {
+          if (!frame.count) continue;
+          // events the history already held are skipped (seq is gap-free within a frame)
+          let from = 0;
+          if (skipUpTo >= 0) {
+            from = Math.max(0, skipUpTo - frame.firstSeq + 1);
+            if (from >= frame.count) continue;
+            skipUpTo = -1;
+          }
+          inbox.push({ frame, from }); any = true;
+        }
+        if (any && pendingSince < 0) pendingSince = now();
+        if (any || dropped) { dirty.events = true; queueFlush(); }
+      },
 
       resetModels() {
         skipUpTo = -1;
@@ -684,11 +717,14 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
           const h = held; held = null;
           get().ingest(evs);
           skipUpTo = evs[evs.length - 1]!.seq;
-          for (const b of h) get().ingest(b.events, b.dropped);
+          replay(h);
         }
       } finally {
-        if (held) { const h = held; held = null; for (const b of h) get().ingest(b.events, b.dropped); }
+        if (held) { const h = held; held = null; replay(h); }
       }
+    }
+    function replay(h: NonNullable<typeof held>) {
+      for (const b of h) if ('frames' in b) get().ingestFrames(b.frames, b.dropped); else get().ingest(b.events, b.dropped);
     }
 
     /** the load generator's state from a reply that carries it (engine.traffic, engine.step) */
@@ -727,6 +763,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
     });
     transport.onEvents((b) => {
       if (Array.isArray(b)) store.getState().ingest(b);
+      else if ('frames' in b) store.getState().ingestFrames(b.frames, b.dropped ?? 0);
       else store.getState().ingest(b.events ?? [], b.dropped ?? 0);
     });
   }

@@ -7,17 +7,18 @@
 //   'down' (reason)                                       the host died; pending calls resolve with HOST_DOWN
 // After a restart the host replays the journal; its events arrive again (same seq numbers: the device
 // is deterministic), so a client may reset its models on 'starting'.
-import type { Command, Control, DeviceEvent, EventBatch, FromHost, HostStatus, Reply } from '../../../app/protocol/index.ts';
+import type { Command, Control, DeviceEvent, EventBatch, FrameBatch, FromHost, HostStatus, Reply } from '../../../app/protocol/index.ts';
+import { decodeFrames, frameTotals, isFrameMessage } from '../../../app/protocol/index.ts';
 
-export type { Command, Control, DeviceEvent, EventBatch, FromHost, HostStatus, Reply };
+export type { Command, Control, DeviceEvent, EventBatch, FrameBatch, FromHost, HostStatus, Reply };
 export type ControlAction = Control['action'];
 
 export interface Transport {
   /** Send one command; resolves with the host's reply (ok or error). Never rejects: transport failures
    *  come back as a reply with error.code "HOST_DOWN". */
   call(command: Command): Promise<Reply>;
-  /** Subscribe to event batches; returns an unsubscribe function. */
-  onEvents(cb: (batch: EventBatch) => void): () => void;
+  /** Subscribe to event batches (JSON, or binary event frames); returns an unsubscribe function. */
+  onEvents(cb: (batch: EventBatch | FrameBatch) => void): () => void;
   /** Subscribe to backend-host status changes (the current status is replayed to new subscribers). */
   onHost(cb: (status: HostStatus) => void): () => void;
   /** Restart or kill the backend host (kill exists for tests and the "crash the backend" demo). */
@@ -33,7 +34,7 @@ abstract class BaseTransport implements Transport {
   abstract readonly kind: 'websocket' | 'messageport';
   private nextId = 1;
   private pending = new Map<number, (r: Reply) => void>();
-  private eventCbs = new Set<Listener<EventBatch>>();
+  private eventCbs = new Set<Listener<EventBatch | FrameBatch>>();
   private hostCbs = new Set<Listener<HostStatus>>();
   protected status: HostStatus | null = null;
   protected closed = false;
@@ -58,7 +59,7 @@ abstract class BaseTransport implements Transport {
   /** flow control: the console has drawn the events up to seq (no reply) */
   ack(seq: number): void { this.sendText({ type: 'ack', seq }); }
 
-  onEvents(cb: Listener<EventBatch>): () => void { this.eventCbs.add(cb); return () => this.eventCbs.delete(cb); }
+  onEvents(cb: Listener<EventBatch | FrameBatch>): () => void { this.eventCbs.add(cb); return () => this.eventCbs.delete(cb); }
   onHost(cb: Listener<HostStatus>): () => void {
     this.hostCbs.add(cb);
     if (this.status) cb(this.status);
@@ -67,6 +68,15 @@ abstract class BaseTransport implements Transport {
 
   /** Dispatch one message from the host side. */
   protected receive(data: unknown): void {
+    if (isFrameMessage(data)) {
+      let batch: FrameBatch;
+      try {
+        const frames = decodeFrames(data);
+        batch = { type: 'events', frames, ...frameTotals(frames) };
+      } catch (e) { console.error(`verbslab: ${(e as Error).message}`); return; }
+      for (const cb of this.eventCbs) cb(batch);
+      return;
+    }
     let msg: FromHost;
     try { msg = (typeof data === 'string' ? JSON.parse(data) : data) as FromHost; } catch { return; }
     if (!msg || typeof msg !== 'object') return;
@@ -132,6 +142,7 @@ export class WebSocketTransport extends BaseTransport {
 
   private open(): void {
     const ws = new this.WS(this.opts.url);
+    ws.binaryType = 'arraybuffer';   // binary event frames (app/protocol/eventframe.ts)
     this.ws = ws;
     ws.addEventListener('open', () => {
       for (const m of this.queue) ws.send(m);

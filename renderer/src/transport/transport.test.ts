@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { portMessage } from '../../../app/host/batcher.ts';
 import { HostCore } from '../../../app/host/core.ts';
 import { NativeExecutor } from '../../../app/host/executor.ts';
-import type { EventBatch, HostStatus } from '../../../app/protocol/index.ts';
+import type { EventBatch, FrameBatch, HostStatus } from '../../../app/protocol/index.ts';
 import { MessagePortTransport } from './index.ts';
 
 function until<T>(get: () => T | undefined): Promise<T> {
@@ -31,7 +31,7 @@ describe('MessagePortTransport', () => {
 
     const t = new MessagePortTransport(hostCh.port1 as unknown as MessagePort, ctlCh.port1 as unknown as MessagePort);
     const statuses: HostStatus[] = [];
-    const batches: EventBatch[] = [];
+    const batches: (EventBatch | FrameBatch)[] = [];
     t.onHost((s) => statuses.push(s));
     t.onEvents((b) => batches.push(b));
     const controls: unknown[] = [];
@@ -46,7 +46,15 @@ describe('MessagePortTransport', () => {
     expect((b.result as { devices: unknown[] }).devices.length).toBe(1);
     const bad = await t.call({ cmd: 'pd.alloc', args: { device: 'x' } } as never);
     expect(bad).toMatchObject({ ok: false, error: { field: 'command.args.device' } });
-    await until(() => batches.find((x) => x.events.some((e) => e.objKind === 'pd')));
+    await until(() => batches.find((x) => 'events' in x && x.events.some((e) => e.objKind === 'pd')));
+    // the autorun path: events as binary frames, through the port as bytes, decoded by the transport
+    expect(core.executor.execBulk!({ cmd: 'pd.alloc', args: { device: 1 } }).ok).toBe(true);
+    core.pumpEvents(true);
+    const fb = await until(() => batches.find((x): x is FrameBatch => 'frames' in x));
+    const evs = fb.frames.flatMap((f) => f.events());
+    expect(evs.map((e) => [e.kind, e.objKind, e.obj])).toContainEqual(['ObjectCreated', 'pd', 3]);
+    expect(fb.count).toBe(evs.length);
+    expect(fb.first).toBe(evs[0]!.seq);
 
     t.control('kill-host');
     await until(() => controls[0]);

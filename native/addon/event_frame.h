@@ -1,0 +1,23 @@
+// Device events as a binary, columnar frame (the layout is app/protocol/eventframe.ts, the one definition both
+// sides follow): fixed-size fields as typed columns the console copies without parsing, variable parts (text,
+// packet bytes with their decoded headers, the ibv_wc) in an extras area. The autorun flood crosses from the
+// device to the console this way: no JSON and no JS object per event on the way.
+// Plain C++: no Node types here.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "vl/session.h"
+
+namespace vl::frame {
+
+constexpr uint32_t kMagic = 0x31454c56;   // "VLE1" little-endian
+constexpr uint32_t kHeaderBytes = 32;
+
+// per-event flags
+constexpr uint8_t kOk = 1, kText = 2, kPkt = 4, kWc = 8, kBig = 16, kObjKindText = 32;
+
+// Appends one frame holding `evs` (any number, also none) to `out`; its size is a multiple of 8.
+void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs);
+
+}  // namespace vl::frame
