@@ -115,8 +115,18 @@ describe('flow control (EventsAck)', () => {
     core.handle({ type: 'ack', seq: 150 }, (r) => replies.push(r));
     expect(core.unacked()).toBe(0);
     expect(core.autorunMayRun()).toBe(true);
+    // the console asks for a smaller window (it is dropping frames): autorun waits sooner
+    core.batcher.push(Array.from({ length: 30 }, (_, i) => ev(i + 151)));
+    core.batcher.flushNow();
+    expect(core.autorunMayRun()).toBe(true);        // 30 <= 100
+    core.handle({ type: 'ack', seq: 160, window: 10 }, (r) => replies.push(r));
+    expect(core.unacked()).toBe(20);
+    expect(core.autorunMayRun()).toBe(false);       // 20 > 10
+    core.handle({ type: 'ack', seq: 180, window: 10 }, (r) => replies.push(r));
+    expect(core.autorunMayRun()).toBe(true);
     core.handle({ type: 'ack', seq: -1 }, (r) => replies.push(r));
-    expect(replies).toMatchObject([{ ok: false, error: { field: 'seq' } }]);
+    core.handle({ type: 'ack', seq: 1, window: 0 }, (r) => replies.push(r));
+    expect(replies).toMatchObject([{ ok: false, error: { field: 'seq' } }, { ok: false, error: { field: 'window' } }]);
     core.close();
   });
 });

@@ -128,7 +128,7 @@ export class HostCore {
     const parsed = parseToHost(raw);
     if (!parsed.ok) { reply(parsed.reply); return; }
     const msg = parsed.msg;
-    if (msg.type === 'ack') { this.ack(msg.seq); return; }
+    if (msg.type === 'ack') { this.ack(msg.seq, msg.window); return; }
     if (msg.type === 'control') {
       reply({ type: 'reply', id: null, ok: false, error: { code: 'EOPNOTSUPP', message: `control "${msg.action}" is handled by the shell (server or Electron main), not the backend host` } });
       return;
@@ -137,9 +137,11 @@ export class HostCore {
     reply(r.ok ? { type: 'reply', id: msg.id, ok: true, result: r.result } : { type: 'reply', id: msg.id, ok: false, error: r.error });
   }
 
-  /** the fastest console's acknowledgement (EventsAck) and when it came */
-  private acked = { seq: -1, at: -Infinity };
-  ack(seq: number): void { if (seq > this.acked.seq || performance.now() - this.acked.at > 2000) this.acked = { seq, at: performance.now() }; }
+  /** the fastest console's acknowledgement (EventsAck: seq, and the window it asks for) and when it came */
+  private acked: { seq: number; at: number; window?: number } = { seq: -1, at: -Infinity };
+  ack(seq: number, window?: number): void {
+    if (seq > this.acked.seq || performance.now() - this.acked.at > 2000) this.acked = { seq, at: performance.now(), window };
+  }
   /** Events sent but not yet drawn by the fastest console that acknowledges (0 when none acknowledged in the last
    *  2 s: a session without a console, or one that does not acknowledge, is not held back). */
   unacked(): number {
@@ -147,10 +149,12 @@ export class HostCore {
     return Math.max(0, this.batcher.lastSentSeq - this.acked.seq);
   }
 
-  /** Autorun produces events only while the console keeps up: fewer than `ackWindow` events queued here or sent
-   *  and not yet drawn by the fastest acknowledging console. */
+  /** Autorun produces events only while the console keeps up: fewer than a window of events queued here or sent
+   *  and not yet drawn by the fastest acknowledging console (the window it asked for, else `ackWindow`). */
   autorunMayRun(): boolean {
-    return this.batcher.queued + this.unacked() <= (this.opts.ackWindow ?? 4_000);
+    const fresh = performance.now() - this.acked.at <= 2000;
+    const window = (fresh ? this.acked.window : undefined) ?? this.opts.ackWindow ?? 4_000;
+    return this.batcher.queued + this.unacked() <= window;
   }
 
   /** Whether bulk pumps may carry events as JSON text (the scenario replayer turns it off while it needs every

@@ -18,7 +18,12 @@ export type Control = z.infer<typeof Control>;
 
 /** renderer -> host: the console has drawn the events up to `seq` (no reply). The host's autorun produces no more
  *  than a few batches ahead of the fastest console that acknowledges, so a live view is never buried. */
-export const EventsAck = z.object({ type: z.literal('ack'), seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) }).strict();
+/** console -> host (flow control): the events up to seq are drawn; `window`: how many more the console asks for
+ *  (autorun stays at most that far ahead; the host's default when absent) */
+export const EventsAck = z.object({
+  type: z.literal('ack'), seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  window: z.number().int().min(1).max(1_000_000).optional(),
+}).strict();
 export type EventsAck = z.infer<typeof EventsAck>;
 
 export const ErrorInfo = z.object({

@@ -4,9 +4,13 @@ import { useState } from 'react';
 import { useConsole, useModel } from '../store/context.tsx';
 import { Field, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
+import { textCols } from '../components/textCols.ts';
 
 const fmtT = (t: number) => (t / 1000).toFixed(3);
 const fmtN = (v: number) => (v === 0 ? '' : v > 0xffff ? `0x${v.toString(16)}` : String(v));
+/** columns: seq, t, kind, device, object, a, b, c, d (the text takes the rest) */
+const WIDTHS = [8, 12, 15, 4, 10, 15, 15, 15, 15];
+const HEAD = textCols(['seq', 't (µs)', 'kind', 'dev', 'object', 'a', 'b', 'c', 'd', 'text'], WIDTHS);
 
 export function EventsPanel() {
   useConsole((s) => s.versions.events);
@@ -32,18 +36,13 @@ export function EventsPanel() {
         </form>
         <VirtualRows count={view.length} follow={follow} onUnfollow={() => setFollow(false)} selected={selected} label="event log" testid="event-log" height={480}
           onSelect={(i) => { setFollow(false); setSelected(i); }}
-          header={<div className="vrow head ev-cols"><span>seq</span><span>t (µs)</span><span>kind</span><span>dev</span><span>object</span><span>a</span><span>b</span><span>c</span><span>d</span><span>text</span></div>}
+          header={<div className="vrow head ev-line">{HEAD}</div>}
           render={(i) => {
             const pos = view.at(i); const k = pos % ring.capacity;
             const ok = (ring.flags[k] & 1) === 1;
-            return (
-              <div className={`ev-cols ${ok ? '' : 'ev-bad'}`} data-testid="event-row">
-                <span>{ring.seq[k]}</span><span>{fmtT(ring.t[k])}</span><span className="ev-kind">{ring.kinds.get(ring.kind[k])}</span>
-                <span>{ring.device[k] || ''}</span><span>{ring.objKinds.get(ring.objKind[k])} {ring.obj[k] || ''}</span>
-                <span>{fmtN(ring.a[k])}</span><span>{fmtN(ring.b[k])}</span><span>{fmtN(ring.c[k])}</span><span>{fmtN(ring.d[k])}</span>
-                <span className="ev-text">{ring.text[k] ?? ''}</span>
-              </div>
-            );
+            const line = textCols([String(ring.seq[k]), fmtT(ring.t[k]), ring.kinds.get(ring.kind[k]), ring.device[k] ? String(ring.device[k]) : '',
+              `${ring.objKinds.get(ring.objKind[k])} ${ring.obj[k] || ''}`, fmtN(ring.a[k]), fmtN(ring.b[k]), fmtN(ring.c[k]), fmtN(ring.d[k]), ring.text[k] ?? ''], WIDTHS);
+            return <div className={ok ? 'ev-line' : 'ev-line ev-bad'} data-testid="event-row">{line}</div>;
           }} />
       </Section>
       {selRow && (

@@ -6,8 +6,12 @@ import { packetFields, type PacketRow, type QueueModel } from '../store/models.t
 import { hex } from '../store/spec.ts';
 import { ErrorMessage, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
+import { textCols } from '../components/textCols.ts';
 
 const fmtT = (t: number) => `${(t / 1000).toFixed(3)} µs`;
+/** columns: #, time, src QPN, dst QPN, opcode, PSN, A, AETH (the length takes the rest) */
+const WIDTHS = [7, 15, 8, 8, 30, 9, 2, 28];
+const HEAD = textCols(['#', 'time', 'src QPN', 'dst QPN', 'opcode', 'PSN', 'A', 'AETH', 'len'], WIDTHS);
 /** device 0 on a packet is the remote host: the device was on the network (UDP transport) */
 const REMOTE = 'remote host (UDP)';
 /** received from a remote host: this session's only record of that packet, so it is listed like a sent one */
@@ -32,16 +36,14 @@ function PacketList({ rows, selected, onSelect, follow, onUnfollow }: { rows: Pa
   const model = useModel();
   return (
     <VirtualRows count={rows.length} follow={follow} onUnfollow={onUnfollow} selected={selected} onSelect={onSelect} testid="packet-list" label="packets" height={300}
-      header={<div className="vrow head pkt-cols"><span>#</span><span>time</span><span>src QPN</span><span>dst QPN</span><span>opcode</span><span>PSN</span><span>A</span><span>AETH</span><span>len</span></div>}
+      header={<div className="vrow head ev-line">{HEAD}</div>}
       render={(i) => {
         const p = rows[i];
         const s = srcQpn(model.queues, p);
+        const line = textCols([String(p.id), fmtT(p.t), s === null ? '?' : String(s), String(p.dstQpn), `${p.opName}${p.event === 'dropped' ? ' (dropped)' : ''}`,
+          String(p.psn), p.ackReq ? '1' : '0', p.synText, String(p.length)], WIDTHS);
         return (
-          <div className={`pkt-cols ${p.event === 'dropped' ? 'pkt-dropped' : ''} ${p.nak ? 'pkt-nak' : ''}`} data-testid="packet-row" data-opcode={p.opName}>
-            <span>{p.id}</span><span>{fmtT(p.t)}</span><span>{s ?? '?'}</span><span>{p.dstQpn}</span>
-            <span>{p.opName}{p.event === 'dropped' ? ' (dropped)' : ''}</span><span>{p.psn}</span><span>{p.ackReq ? '1' : '0'}</span>
-            <span>{p.synText}</span><span>{p.length}</span>
-          </div>
+          <div className={`ev-line ${p.event === 'dropped' ? 'pkt-dropped' : ''} ${p.nak ? 'pkt-nak' : ''}`} data-testid="packet-row" data-opcode={p.opName}>{line}</div>
         );
       }} />
   );

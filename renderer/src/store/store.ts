@@ -18,8 +18,9 @@ export interface ConsoleTransport {
   onEvents(cb: (batch: EventBatch | FrameBatch | DeviceEvent[]) => void): unknown;
   onHost(cb: (h: HostStatus) => void): unknown;
   control(action: 'restart-host' | 'kill-host'): unknown;
-  /** tell the host the console has drawn the events up to seq (optional: flow control of autorun) */
-  ack?(seq: number): unknown;
+  /** tell the host the console has drawn the events up to seq and how many more it asks for (optional: flow
+   *  control of autorun) */
+  ack?(seq: number, window?: number): unknown;
 }
 
 export type Scheduler = (cb: () => void) => void;
@@ -238,12 +239,13 @@ export interface StoreOptions {
   now?: () => number;
 }
 
-/** Frame pacing of the acknowledgement (flow control): a frame that came more than SLOW_FRAME_MS after the previous
- *  one means the page is dropping frames, so it does not acknowledge in that frame (the host's autorun, which stays a
- *  bounded number of events ahead of the acknowledged position, slows down) and tries again in the next frame. Gaps
- *  longer than IDLE_GAP_MS are pauses of the stream, not slow frames. The console keeps its frame rate first and
- *  takes the event rate the machine leaves it. */
+/** Frame pacing of the flow control: with each acknowledgement the console asks the host for a window of events
+ *  (autorun stays at most that many ahead of what was drawn). A frame that came more than SLOW_FRAME_MS after the
+ *  previous one means the page is dropping frames: the window halves; frames on time widen it a little (additive
+ *  increase, multiplicative decrease, as TCP does). Gaps longer than IDLE_GAP_MS are pauses of the stream, not slow
+ *  frames. The console keeps its frame rate first and takes the event rate the machine leaves it. */
 export const SLOW_FRAME_MS = 25;
+export const ACK_WINDOW = { initial: 4000, min: 256, max: 65536 };
 export const IDLE_GAP_MS = 250;
 
 export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
@@ -270,6 +272,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   let lastAcked = -1;                  // seq of the last event acknowledged to the host
   const now = opts.now ?? (() => (typeof performance !== 'undefined' ? performance.now() : Date.now()));
   let lastFrameAt = -Infinity;         // when the previous flush ran (frame pacing of the ack)
+  let ackWindow = ACK_WINDOW.initial;  // the window of events asked for with each ack
   const reading = new Set<number>();
 
   const store = createStore<ConsoleState>()((set, get) => {
@@ -336,17 +339,16 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       dirty.events = dirty.keys = dirty.queues = dirty.wire = dirty.memory = dirty.devices = false;
       dirty.hexBuffers.clear();
       set({ versions: v });
-      // everything received is applied: say so once per frame, so the host's autorun stays just ahead of us; not in a
-      // frame that came late (see SLOW_FRAME_MS): the next frame acknowledges instead
-      let ackLater = false;
+      // everything received is applied: say so once per frame, with the window we ask for (see SLOW_FRAME_MS), so the
+      // host's autorun stays just ahead of us
       if (done && transport?.ack && ring.total > 0) {
         const last = ring.seq[(ring.total - 1) % ring.capacity]!;
         if (last !== lastAcked) {
-          if (slowFrame) ackLater = true;
-          else { lastAcked = last; transport.ack(last); }
+          ackWindow = slowFrame ? Math.max(ACK_WINDOW.min, ackWindow >> 1) : Math.min(ACK_WINDOW.max, ackWindow + Math.max(64, ackWindow >> 4));
+          lastAcked = last; transport.ack(last, ackWindow);
         }
       }
-      if (!done || ackLater) queueFlush();     // the rest next frame: no frame does more than the budget
+      if (!done) queueFlush();                 // the rest next frame: no frame does more than the budget
       if (done && pendingSince >= 0) {
         const since = pendingSince; pendingSince = -1;
         schedule(() => model.latency.add(now() - since));   // the next frame: this one has been painted

@@ -56,8 +56,8 @@ abstract class BaseTransport implements Transport {
     });
   }
 
-  /** flow control: the console has drawn the events up to seq (no reply) */
-  ack(seq: number): void { this.sendText({ type: 'ack', seq }); }
+  /** flow control: the console has drawn the events up to seq and asks for `window` more (no reply) */
+  ack(seq: number, window?: number): void { this.sendText(window === undefined ? { type: 'ack', seq } : { type: 'ack', seq, window }); }
 
   onEvents(cb: Listener<EventBatch | FrameBatch>): () => void { this.eventCbs.add(cb); return () => this.eventCbs.delete(cb); }
   onHost(cb: Listener<HostStatus>): () => void {

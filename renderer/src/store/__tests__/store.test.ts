@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceEvent, Reply, Command } from '../../../../app/protocol/index.ts';
-import { createConsoleStore, type ConsoleTransport } from '../store.ts';
+import { ACK_WINDOW, createConsoleStore, type ConsoleTransport } from '../store.ts';
 import { EventRing, FilteredView } from '../eventRing.ts';
 import { KeyTable, QueueModel, keyByte, keyIndex } from '../models.ts';
 import { accessProblem, commandProblem } from '../validate.ts';
@@ -47,29 +47,36 @@ describe('event ingestion batching', () => {
     expect(store.getState().model.view.length).toBe(1000);
   });
 
-  it('acknowledges what it drew once per frame, and not in a frame that came late (frame pacing)', () => {
+  it('acknowledges what it drew once per frame, asking for a window that halves when frames come late (frame pacing)', () => {
     const frames = manualFrames();
     let clock = 1000;
-    const acks: number[] = [];
+    const acks: [number, number | undefined][] = [];
     const t: ConsoleTransport = {
       call: async () => ({ type: 'reply', id: 1, ok: true, result: {} }) as Reply,
-      onEvents: () => () => {}, onHost: () => () => {}, control: () => {}, ack: (s) => { acks.push(s); },
+      onEvents: () => () => {}, onHost: () => () => {}, control: () => {}, ack: (s, w) => { acks.push([s, w]); },
     };
     const store = createConsoleStore({ transport: t, schedule: frames.schedule, now: () => clock });
     const feed = (from: number) => store.getState().ingest([from, from + 1].map((s) => ev('Log', { seq: s })));
-    feed(10); frames.run();                        // first frame (no previous one): acknowledged
-    expect(acks).toEqual([11]);
-    clock += 16.7; feed(12); frames.run();         // on time
-    expect(acks).toEqual([11, 13]);
-    clock += 50; feed(14); frames.run();           // 50 ms after the previous frame: dropping frames, no ack now
-    expect(acks).toEqual([11, 13]);
+    const win = () => acks[acks.length - 1]![1]!;
+    feed(10); frames.run();                        // first frame (no previous one): on time
+    expect(acks.map((a) => a[0])).toEqual([11]);
+    const w0 = win();
+    expect(w0).toBeGreaterThan(ACK_WINDOW.initial);
+    clock += 16.7; feed(12); frames.run();         // on time: the window grows a little
+    expect(acks.map((a) => a[0])).toEqual([11, 13]);
+    expect(win()).toBeGreaterThan(w0);
+    expect(win()).toBeLessThan(w0 * 1.2);
+    const w1 = win();
+    clock += 50; feed(14); frames.run();           // 50 ms after the previous frame: dropping frames, the window halves
+    expect(acks.map((a) => a[0])).toEqual([11, 13, 15]);
+    expect(win()).toBe(w1 >> 1);
     expect(store.getState().model.ring.total).toBe(6);   // the events are drawn all the same
-    clock += 16.7; frames.run();                   // the next frame acknowledges (no new events needed)
-    expect(acks).toEqual([11, 13, 15]);
+    for (let i = 0; i < 20; i++) { clock += 40; feed(16 + 2 * i); frames.run(); }
+    expect(win()).toBe(ACK_WINDOW.min);            // never below the minimum
+    clock += 2000; feed(100); frames.run();        // a pause of the stream is not a slow frame
+    expect(win()).toBeGreaterThan(ACK_WINDOW.min);
     clock += 16.7; frames.run();
-    expect(frames.pending()).toBe(0);              // nothing left to retry
-    clock += 2000; feed(16); frames.run();         // a pause of the stream is not a slow frame
-    expect(acks).toEqual([11, 13, 15, 17]);
+    expect(acks.map((a) => a[0]).slice(-1)).toEqual([101]);   // nothing new drawn: no second ack
   });
 
   it('keeps only the newest events in the ring and the filtered view follows', () => {
