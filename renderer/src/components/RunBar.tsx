@@ -1,6 +1,6 @@
 // Always-visible run controls for the deterministic engine (engine.autorun / engine.step / engine.run).
 import { useEffect } from 'react';
-import { useConsole } from '../store/context.tsx';
+import { useConsole, useSampled } from '../store/context.tsx';
 import { ErrorMessage } from './ui.tsx';
 
 export function RunBar() {
@@ -12,7 +12,7 @@ export function RunBar() {
   const realTime = useConsole((s) => s.realTime);
   const onNet = useConsole((s) => s.devices.filter((d) => d.net).map((d) => d.name).join(', '));
   const why = realTime ? `unavailable: ${onNet || 'a device'} on the network, the session runs in real time` : undefined;
-  const total = useConsole((s) => (s.versions.events, s.model.ring.total));
+  const total = useSampled(useConsole((s) => (s.versions.events, s.model.ring.total)));
   // keyboard: Alt+P play/pause, Alt+S single step, Alt+R run to idle (work from anywhere, also inside forms)
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {

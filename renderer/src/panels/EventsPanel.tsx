@@ -1,7 +1,7 @@
 // Events: every device event, in a virtualized log over the typed-array ring, filterable by kind, object
 // and text. Filtering is incremental (FilteredView), so a million rows stay smooth.
 import { useState } from 'react';
-import { useConsole, useModel } from '../store/context.tsx';
+import { useConsole, useModel, useSampled } from '../store/context.tsx';
 import { Field, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
 import { textCols } from '../components/textCols.ts';
@@ -22,10 +22,11 @@ export function EventsPanel() {
   const [objText, setObjText] = useState(filter.obj === null ? '' : String(filter.obj));
   const { ring, view } = model;
   const kinds = ring.kinds.strings;
+  const title = useSampled(`Events (${view.length.toLocaleString()} shown of ${ring.size.toLocaleString()} held, ${ring.total.toLocaleString()} received${ring.dropped ? `, ${ring.dropped.toLocaleString()} dropped by the host` : ''})`);
   const selRow = selected !== null && selected < view.length ? ring.row(view.at(selected)) : null;
   return (
     <div className="stack">
-      <Section title={`Events (${view.length.toLocaleString()} shown of ${ring.size.toLocaleString()} held, ${ring.total.toLocaleString()} received${ring.dropped ? `, ${ring.dropped.toLocaleString()} dropped by the host` : ''})`} testid="events-section">
+      <Section title={title} testid="events-section">
         <form className="form" aria-label="filter events" onSubmit={(e) => e.preventDefault()}>
           <Field label="Kind"><select data-testid="filter-kind" value={filter.kind} onChange={(e) => setFilter({ kind: e.target.value })}>
             <option value="">all kinds</option>{kinds.map((k) => <option key={k} value={k}>{k}</option>)}</select></Field>

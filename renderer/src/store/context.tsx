@@ -1,5 +1,5 @@
 // React access to the console store (a vanilla zustand store held in context, Lichtblick style).
-import { createContext, useContext, type ReactNode } from 'react';
+import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
 import { useStore } from 'zustand';
 import type { ConsoleState, ConsoleStore } from './store.ts';
 
@@ -21,3 +21,21 @@ export function useConsole<T>(selector: (s: ConsoleState) => T): T {
 
 /** the mutable models (read inside a component that subscribed to the matching version number) */
 export function useModel() { return useConsoleStore().getState().model; }
+
+/** `value`, shown at most every `ms` (the latest one always arrives): for counters that change every frame under a
+ *  stream. Unreadable at 60 changes a second anyway, and each change repaints the region between it and the log. */
+export function useSampled<T>(value: T, ms = 250): T {
+  const [shown, setShown] = useState(value);
+  const last = useRef(-Infinity);
+  const latest = useRef(value);
+  latest.current = value;
+  useEffect(() => {
+    if (Object.is(value, shown)) return;
+    const wait = last.current + ms - performance.now();
+    const show = () => { last.current = performance.now(); setShown(latest.current); };
+    if (wait <= 0) { show(); return; }
+    const t = setTimeout(show, wait);
+    return () => clearTimeout(t);
+  }, [value, shown, ms]);
+  return shown;
+}
