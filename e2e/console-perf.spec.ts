@@ -18,6 +18,9 @@ const SPS = Number(process.env.VL_UI_BENCH_SPS ?? 1_000_000); // engine steps pe
 const PANEL = process.env.VL_UI_BENCH_PANEL ?? 'events';      // the panel on screen while measuring
 
 test.skip(!process.env.VL_UI_BENCH, 'UI benchmark: set VL_UI_BENCH=1 to run');
+// the harness's own recording (trace screencast and snapshots, kept on failure) costs the browser and GPU processes
+// more than half a core on this machine: measured without it, as a user's browser runs
+test.use({ trace: 'off', screenshot: 'off', video: 'off' });
 
 test('UI under a stream of device events', async ({ page }) => {
   test.setTimeout(180_000);

@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import { Header } from './components/Header.tsx';
 import { RunBar } from './components/RunBar.tsx';
 import { useConsole } from './store/context.tsx';
+import type { PanelId } from './store/store.ts';
 import { DevicesPanel } from './panels/DevicesPanel.tsx';
 import { MemoryPanel } from './panels/MemoryPanel.tsx';
 import { QueuesPanel } from './panels/QueuesPanel.tsx';
@@ -10,9 +11,22 @@ import { EventsPanel } from './panels/EventsPanel.tsx';
 import { RunPanel } from './panels/RunPanel.tsx';
 import { ScenarioPanel } from './panels/ScenarioPanel.tsx';
 
+const PANELS: readonly PanelId[] = ['devices', 'memory', 'queues', 'wire', 'events', 'run', 'scenario'];
+/** the panel named in the URL's hash (#events), if any */
+export const panelOfHash = (): PanelId | null => { const h = window.location.hash.slice(1); return (PANELS as readonly string[]).includes(h) ? h as PanelId : null; };
+
 export function App() {
   const theme = useConsole((s) => s.theme);
   const panel = useConsole((s) => s.panel);
+  const setPanel = useConsole((s) => s.setPanel);
+  // the panel is in the URL (#events): a reload or a bookmark opens it, back/forward move between panels
+  // (main.tsx opens the panel of the hash the page was loaded with)
+  useEffect(() => {
+    const fromHash = () => { const p = panelOfHash(); if (p) setPanel(p); };
+    window.addEventListener('hashchange', fromHash);
+    return () => window.removeEventListener('hashchange', fromHash);
+  }, [setPanel]);
+  useEffect(() => { if (panelOfHash() !== panel) window.history.pushState(null, '', `#${panel}`); }, [panel]);
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
     try { localStorage.setItem('vl.theme', theme); } catch { /* private mode */ }

@@ -1,7 +1,7 @@
 // Entry: connect to the backend host through renderer/src/transport (written by the foundation), build the
 // store, render the console. If the transport module is not there yet the console says so instead of pretending.
 import { createRoot } from 'react-dom/client';
-import { App } from './App.tsx';
+import { App, panelOfHash } from './App.tsx';
 import { ConsoleProvider } from './store/context.tsx';
 import { createConsoleStore, type ConsoleTransport } from './store/store.ts';
 import './styles.css';
@@ -24,6 +24,8 @@ async function boot() {
     }
   }
   const store = createConsoleStore({ transport, transportProblem: problem });
+  const panel = panelOfHash();
+  if (panel) store.getState().setPanel(panel);
   const saved = typeof localStorage !== 'undefined' ? localStorage.getItem('vl.theme') : null;
   if (saved === 'dark' || saved === 'light') store.getState().setTheme(saved);
   else if (typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches) store.getState().setTheme('dark');
