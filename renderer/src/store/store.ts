@@ -273,6 +273,8 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const now = opts.now ?? (() => (typeof performance !== 'undefined' ? performance.now() : Date.now()));
   let lastFrameAt = -Infinity;         // when the previous flush ran (frame pacing of the ack)
   let ackWindow = ACK_WINDOW.initial;  // the window of events asked for with each ack
+  let slowSinceAck = false;            // a frame came late since the last ack
+  let lastIngestAt = -Infinity;        // when the last events arrived
   const reading = new Set<number>();
 
   const store = createStore<ConsoleState>()((set, get) => {
@@ -325,9 +327,10 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       const frameAt = now();
       const gap = frameAt - lastFrameAt;
       lastFrameAt = frameAt;
-      const slowFrame = gap > SLOW_FRAME_MS && gap < IDLE_GAP_MS;
+      if (gap > SLOW_FRAME_MS && gap < IDLE_GAP_MS) slowSinceAck = true;
       const done = drain(budget);
       if (inbox.length || !done) dirty.events = true;
+      const anyDirty = dirty.events || dirty.keys || dirty.queues || dirty.wire || dirty.memory;
       const v = { ...get().versions };
       if (dirty.events) { model.view.update(); v.events++; }
       if (dirty.keys) v.keys++;
@@ -338,17 +341,20 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       const hexBuffers = [...dirty.hexBuffers];
       dirty.events = dirty.keys = dirty.queues = dirty.wire = dirty.memory = dirty.devices = false;
       dirty.hexBuffers.clear();
-      set({ versions: v });
+      if (anyDirty) set({ versions: v });
       // everything received is applied: say so once per frame, with the window we ask for (see SLOW_FRAME_MS), so the
       // host's autorun stays just ahead of us
       if (done && transport?.ack && ring.total > 0) {
         const last = ring.seq[(ring.total - 1) % ring.capacity]!;
         if (last !== lastAcked) {
-          ackWindow = slowFrame ? Math.max(ACK_WINDOW.min, ackWindow >> 1) : Math.min(ACK_WINDOW.max, ackWindow + Math.max(64, ackWindow >> 4));
+          ackWindow = slowSinceAck ? Math.max(ACK_WINDOW.min, ackWindow >> 1) : Math.min(ACK_WINDOW.max, ackWindow + Math.max(64, ackWindow >> 4));
+          slowSinceAck = false;
           lastAcked = last; transport.ack(last, ackWindow);
         }
       }
-      if (!done) queueFlush();                 // the rest next frame: no frame does more than the budget
+      // the rest next frame: no frame does more than the budget; while events stream (flow control on), every frame
+      // comes here, so that the gaps measured above are the page's frame intervals
+      if (!done || (transport?.ack && frameAt - lastIngestAt < IDLE_GAP_MS)) queueFlush();
       if (done && pendingSince >= 0) {
         const since = pendingSince; pendingSince = -1;
         schedule(() => model.latency.add(now() - since));   // the next frame: this one has been painted
@@ -606,6 +612,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       },
       ingest(events, dropped = 0) {
         // while the recent history is being fetched, live batches wait (they may overlap it)
+        lastIngestAt = now();
         if (held) { held.push({ events, dropped }); return; }
         // events the history already held (sent before it was taken, delivered after) are skipped
         if (skipUpTo >= 0 && events.length) {
@@ -618,6 +625,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         if (events.length || dropped) { dirty.events = true; queueFlush(); }
       },
       ingestFrames(frames, dropped = 0) {
+        lastIngestAt = now();
         if (held) { held.push({ frames, dropped }); return; }
         ring.dropped += dropped;
         let any = false;
