@@ -160,14 +160,31 @@ export class EventFrame {
   }
   private str(r: number, len: number, skip: number): string {
     const s = this.xb.subarray(r + skip, r + skip + len);
-    // short ASCII (nearly all texts): faster than TextDecoder
-    if (len <= 64) {
-      let out = '';
-      for (let k = 0; k < len; k++) { const ch = s[k]!; if (ch >= 0x80) return utf8.decode(s); out += String.fromCharCode(ch); }
-      return out;
-    }
-    return utf8.decode(s);
+    return len <= INTERN_MAX ? intern(s) : utf8.decode(s);
   }
+}
+
+// Short texts repeat all the time under a flood ("RC Acknowledge", "IBV_WC_SUCCESS", key check verdicts): they are
+// interned (one string per distinct text, found by a hash of its bytes and checked byte for byte), so that a
+// million events do not make a million strings for the garbage collector.
+const INTERN_MAX = 96;
+const interned = new Map<number, string>();
+function intern(b: Uint8Array): string {
+  let h = 0x811c9dc5;
+  let ascii = true;
+  for (let k = 0; k < b.length; k++) { const c = b[k]!; if (c >= 0x80) ascii = false; h = Math.imul(h ^ c, 0x01000193); }
+  if (!ascii) return utf8.decode(b);
+  h = (h ^ b.length) >>> 0;
+  const hit = interned.get(h);
+  if (hit !== undefined && hit.length === b.length) {
+    let same = true;
+    for (let k = 0; k < b.length; k++) if (hit.charCodeAt(k) !== b[k]) { same = false; break; }
+    if (same) return hit;
+  }
+  const v = String.fromCharCode.apply(null, b as unknown as number[]);
+  if (interned.size >= 8192) interned.clear();
+  interned.set(h, v);
+  return v;
 }
 
 /** a PKT record (u32 length + bytes, u32 length + decoded headers JSON) as { ...headers, hex } */
@@ -268,7 +285,14 @@ export class FrameEventView {
   get b(): number { return this.f.flags[this.i]! & F_BIG ? this.f.nums(this.i)[1] : this.f.b[this.i]!; }
   get c(): number { return this.f.flags[this.i]! & F_BIG ? this.f.nums(this.i)[2] : this.f.c[this.i]!; }
   get d(): number { return this.f.flags[this.i]! & F_BIG ? this.f.nums(this.i)[3] : this.f.d[this.i]!; }
-  get text(): string | undefined { return this.f.text(this.i); }
+  private tf: EventFrame | null = null;
+  private ti = -1;
+  private tv: string | undefined;
+  /** (read by several models per event: decoded once) */
+  get text(): string | undefined {
+    if (this.tf !== this.f || this.ti !== this.i) { this.tf = this.f; this.ti = this.i; this.tv = this.f.text(this.i); }
+    return this.tv;
+  }
   get ok(): boolean | undefined { return this.f.kind[this.i] === KEYCHECK ? this.f.ok(this.i) : undefined; }
   get pkt(): Record<string, unknown> | undefined { return this.f.pkt(this.i); }
   get wc(): Record<string, unknown> | undefined { return this.f.wc(this.i); }

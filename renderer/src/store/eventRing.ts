@@ -68,8 +68,9 @@ export class EventRing {
   private readonly kindOf = new Int32Array(256).fill(-1);
   private readonly objKindOf = new Int32Array(256).fill(-1);
 
-  /** push event j of a binary event frame, copied from its columns (the same row push(f.event(j)) gives) */
-  pushFrameEvent(f: EventFrame, j: number): number {
+  /** push event j of a binary event frame, copied from its columns (the same row push(f.event(j)) gives); `text`:
+   *  its text when the caller has it already */
+  pushFrameEvent(f: EventFrame, j: number, text = f.text(j)): number {
     const pos = this.total++;
     const i = pos % this.capacity;
     const fl = f.flags[j]!;
@@ -82,7 +83,7 @@ export class EventRing {
     if (fl & F_BIG) { const [a, b, c, d] = f.nums(j); this.a[i] = a; this.b[i] = b; this.c[i] = c; this.d[i] = d; }
     else { this.a[i] = f.a[j]!; this.b[i] = f.b[j]!; this.c[i] = f.c[j]!; this.d[i] = f.d[j]!; }
     this.flags[i] = fl & F_OK ? 1 : 0;
-    this.text[i] = f.text(j) || undefined;
+    this.text[i] = text || undefined;
     return pos;
   }
 

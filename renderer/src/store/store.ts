@@ -282,7 +282,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
 
     /** apply one event (from a frame: f/j, and e is the view on it) */
     function apply(e: DeviceEvent, sel: number | null, shown: Record<number, unknown>, f?: EventFrame, j = 0) {
-      if (f) ring.pushFrameEvent(f, j); else ring.push(e);
+      if (f) ring.pushFrameEvent(f, j, e.text); else ring.push(e);
       dirty.events = true;
       if (model.keys.applyEvent(e)) dirty.keys = true;
       if (model.queues.applyEvent(e)) dirty.queues = true;
