@@ -145,6 +145,13 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await page.getByRole('button', { name: /Step ×3000/ }).click();
   await expect(page.getByTestId('run-status')).toContainText('3000 steps');
   await expect(page.getByTestId('traffic-status')).toContainText(/running on QP \d+: [1-9]\d* posted/);   // from engine.step's reply
+  // on autorun the counts move by themselves (the console reads them twice a second), then Pause
+  const postedNow = async () => Number(/(\d+) posted/.exec(await page.getByTestId('traffic-status').innerText())?.[1] ?? 0);
+  const before = await postedNow();
+  await page.getByTestId('run-play').click();
+  await expect.poll(postedNow, { timeout: 10_000 }).toBeGreaterThan(before);
+  await page.getByTestId('run-play').click();
+  await expect(page.getByTestId('run-play')).toHaveAttribute('aria-pressed', 'false');
   await page.getByTestId('traffic-toggle').click();
   await expect(page.getByTestId('traffic-status')).toContainText('stopped');
   const status = await page.getByTestId('traffic-status').innerText();

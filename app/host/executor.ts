@@ -512,6 +512,7 @@ export class NativeExecutor implements Executor {
           seed: this.seed, epoch: this.epoch, nowNs: s.now_ns(), napiVersion: this.addon.napiVersion,
           profiles: this.addon.Session.profiles().map((p) => p.name), objects: this.liveObjects(),
           autorun: this.autorun, realTime: this.netDevices.size > 0, network: [...this.netDevices],
+          traffic: this.traffic ? this.trafficView(this.traffic) : null,
         });
       case 'session.reset': {
         s.close();                       // closes the UDP transports first

@@ -245,6 +245,8 @@ export interface StoreOptions {
  *  increase, multiplicative decrease, as TCP does). Gaps longer than IDLE_GAP_MS are pauses of the stream, not slow
  *  frames. The console keeps its frame rate first and takes the event rate the machine leaves it. */
 export const SLOW_FRAME_MS = 25;
+/** how often the load generator's counts are read while it runs on autorun */
+export const TRAFFIC_POLL_MS = 500;
 export const ACK_WINDOW = { initial: 4000, min: 256, max: 65536 };
 export const IDLE_GAP_MS = 250;
 
@@ -275,6 +277,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   let ackWindow = ACK_WINDOW.initial;  // the window of events asked for with each ack
   let slowSinceAck = false;            // a frame came late since the last ack
   let lastIngestAt = -Infinity;        // when the last events arrived
+  let trafficPoll: ReturnType<typeof setInterval> | null = null;   // see syncTrafficPoll
   const reading = new Set<number>();
 
   const store = createStore<ConsoleState>()((set, get) => {
@@ -573,6 +576,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const args = on ? { on, qp, wrs: wr ? [wr] : undefined } : { on };
         const r = await get().exec('engine.traffic', { cmd: 'engine.traffic', args } as Command);
         if (r) setTrafficFrom(r.result);
+        syncTrafficPoll();
         return !!r;
       },
       async postRecv(qp, wr) { return !!(await get().exec('post.recv', { cmd: 'post.recv', args: { qp, wrs: [wr] } })); },
@@ -665,6 +669,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         if (pick(r.result, 'realTime') === true) set({ realTime: true });
         const ar = pick(r.result, 'autorun');
         if (isRec(ar) && typeof ar.on === 'boolean') set({ autorun: ar.on, stepsPerSecond: num(ar, 'stepsPerSecond') ?? get().stepsPerSecond });
+        setTrafficFrom(r.result); syncTrafficPoll();
         const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
         const unknown: ConsoleState['unknownObjects'] = [];
         for (const o of objs) {
@@ -686,6 +691,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const stepsPerSecond = sps ?? get().stepsPerSecond;
         if (await get().exec('engine.autorun', { cmd: 'engine.autorun', args: { on, stepsPerSecond } })) set({ autorun: on, stepsPerSecond });
         else if (sps !== undefined && !on) set({ stepsPerSecond });
+        syncTrafficPoll();
       },
       async step(count) {
         const r = await get().exec('engine.step', { cmd: 'engine.step', args: { count } });
@@ -701,6 +707,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         if (!r) return false;
         get().resetModels();
         set({ autorun: false, lastRun: '', traffic: null, lastPosted: {}, faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 } });
+        syncTrafficPoll();
         await get().syncObjects();
         return true;
       },
@@ -737,7 +744,18 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       for (const b of h) if ('frames' in b) get().ingestFrames(b.frames, b.dropped); else get().ingest(b.events, b.dropped);
     }
 
-    /** the load generator's state from a reply that carries it (engine.traffic, engine.step) */
+    /** While the load generator runs on autorun its counts move without any reply of ours: they are read from
+     *  session.info twice a second (read-only, not journaled or recorded). */
+    function syncTrafficPoll() {
+      const want = !!transport && get().autorun && get().traffic?.on === true;
+      if (want && !trafficPoll) {
+        trafficPoll = setInterval(() => {
+          void get().exec('traffic.status', { cmd: 'session.info', args: {} }).then((r) => { if (r) setTrafficFrom(r.result); syncTrafficPoll(); });
+        }, TRAFFIC_POLL_MS);
+      } else if (!want && trafficPoll) { clearInterval(trafficPoll); trafficPoll = null; }
+    }
+
+    /** the load generator's state from a reply that carries it (engine.traffic, engine.step, session.info) */
     function setTrafficFrom(result: unknown) {
       const t = pick(result, 'traffic');
       if (isRec(t)) set({ traffic: { on: t.on === true, qp: num(t, 'qp'), posted: num(t, 'posted'), completed: num(t, 'completed'), stopped: str(t, 'stopped') } });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { DeviceEvent, Reply, Command } from '../../../../app/protocol/index.ts';
 import { ACK_WINDOW, createConsoleStore, type ConsoleTransport } from '../store.ts';
 import { EventRing, FilteredView } from '../eventRing.ts';
@@ -322,5 +322,39 @@ describe('late connect, concurrently', () => {
     frames.run();
     expect(calls.filter((c) => c === 'events.recent')).toHaveLength(1);
     expect(store.getState().model.ring.total).toBe(2);
+  });
+});
+
+describe('load generator counts', () => {
+  it('are read from session.info while the load generator runs on autorun, and no more once it stops', async () => {
+    vi.useFakeTimers();
+    try {
+      const calls: string[] = [];
+      let posted = 0;
+      let trafficOn = false;
+      const t: ConsoleTransport = {
+        call: async (c: Command) => {
+          calls.push(c.cmd);
+          if (c.cmd === 'engine.traffic') { trafficOn = (c.args as { on: boolean }).on; return { type: 'reply', id: 1, ok: true, result: { traffic: { on: trafficOn, qp: 5, posted, completed: 0 } } } as Reply; }
+          if (c.cmd === 'session.info') { posted += 64; return { type: 'reply', id: 2, ok: true, result: { objects: [], traffic: { on: trafficOn, qp: 5, posted, completed: posted >> 8 } } } as Reply; }
+          return { type: 'reply', id: 3, ok: true, result: {} } as Reply;
+        },
+        onEvents: () => () => {}, onHost: () => () => {}, control: () => {},
+      };
+      const store = createConsoleStore({ transport: t, schedule: () => {} });
+      store.setState({ lastPosted: { 5: { wrId: 1, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: [], sgList: [] } as never } });
+      await store.getState().setTraffic(true, 5);
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(calls.filter((c) => c === 'session.info')).toHaveLength(0);   // not on autorun: the counts only move on a step
+      await store.getState().setAutorun(true);
+      await vi.advanceTimersByTimeAsync(1600);
+      expect(calls.filter((c) => c === 'session.info').length).toBe(3);
+      expect(store.getState().traffic).toMatchObject({ on: true, qp: 5, posted: 192 });
+      await store.getState().setTraffic(false);
+      const n = calls.length;
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(calls.length).toBe(n);
+      expect(store.getState().errors['traffic.status']).toBeUndefined();
+    } finally { vi.useRealTimers(); }
   });
 });
