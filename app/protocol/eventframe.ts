@@ -5,7 +5,8 @@
 // A message (one WebSocket binary message, one MessagePort/IPC transfer) is one or more frames back to back.
 // A frame, little-endian, every part 8-byte aligned so the columns are typed-array views without a copy:
 //   header (32 bytes)  u32 magic "VLE1" | u32 totalBytes | u32 count n | u32 dropped (events lost before this
-//                      frame, the message's first frame) | f64 seq of the first event | u32 extraBytes | u32 0
+//                      frame, the message's first frame) | f64 seq of the first event | u32 extraBytes |
+//                      u32 stringBytes
 //   f64 columns        seq[n] t[n] a[n] b[n] c[n] d[n]        (a..d as doubles; exact up to 2^53-1)
 //   u32 columns        device[n] obj[n] extraOff[n]          (extraOff: the event's record in extras, or 0xffffffff)
 //   u8 columns         kind[n] objKind[n] flags[n]           (kind: index in EVENT_KINDS; objKind: index in OBJ_KINDS
@@ -13,11 +14,13 @@
 //   extras             per event with any of these flags, in this order:
 //                      BIG       a b c d as u64 (lo u32, hi u32) each (the JSON path writes "0x.." strings for them)
 //                      OBJ_TEXT  u16 length + the object kind's name
-//                      TEXT      u32 length + UTF-8 text
+//                      TEXT      u32 index of the text in the frame's strings
 //                      PKT       u32 length + the packet (UDP payload BTH..ICRC), u32 length + its decoded headers as
 //                                JSON without "hex" (the wire codec's own decode)
 //                      WC        the ibv_wc: wr_id u64, then status opcode vendor_err byte_len imm_data
 //                                invalidated_rkey qp_num src_qp wc_flags pkey_index slid sl dlid_path_bits (u32 each)
+//                      padded to 8
+//   strings            each distinct text of the frame once: u32 length + UTF-8 bytes, one after the other;
 //                      padded to 8
 //   flags              OK 1 (KeyCheck passed; 1 for every other kind) | TEXT 2 | PKT 4 | WC 8 | BIG 16 | OBJ_TEXT 32
 //
@@ -61,6 +64,7 @@ export class EventFrame {
     this.dropped = h.getUint32(12, true);
     this.firstSeq = h.getFloat64(16, true);
     const extraBytes = h.getUint32(24, true);
+    const stringBytes = h.getUint32(28, true);
     let p = at + FRAME_HEADER_BYTES;
     const f64 = () => { const v = new Float64Array(buf, p, n); p += 8 * n; return v; };
     const u32 = () => { const v = new Uint32Array(buf, p, n); p += 4 * n; return v; };
@@ -71,6 +75,24 @@ export class EventFrame {
     p = at + FRAME_HEADER_BYTES + ((n * 63 + 7) & ~7);
     this.x = new DataView(buf, p, extraBytes);
     this.xb = new Uint8Array(buf, p, extraBytes);
+    p += (extraBytes + 7) & ~7;
+    this.sb = new Uint8Array(buf, p, stringBytes);
+  }
+
+  private readonly sb: Uint8Array;
+  private strs: string[] | null = null;
+  /** the frame's distinct texts (decoded once, on first use) */
+  private strings(): string[] {
+    if (this.strs) return this.strs;
+    const out: string[] = [];
+    const v = new DataView(this.sb.buffer, this.sb.byteOffset, this.sb.byteLength);
+    for (let at = 0; at + 4 <= this.sb.byteLength;) {
+      const len = v.getUint32(at, true);
+      const b = this.sb.subarray(at + 4, at + 4 + len);
+      out.push(len <= INTERN_MAX ? intern(b) : utf8.decode(b));
+      at += 4 + len;
+    }
+    return (this.strs = out);
   }
 
   kindName(i: number): string { return EVENT_KINDS[this.kind[i]!] ?? `Unknown`; }
@@ -83,8 +105,9 @@ export class EventFrame {
   ok(i: number): boolean { return (this.flags[i]! & F_OK) !== 0; }
   text(i: number): string | undefined {
     if (!(this.flags[i]! & F_TEXT)) return undefined;
-    const r = this.record(i, F_TEXT);
-    return this.str(r, this.x.getUint32(r, true), 4);
+    const s = this.strings()[this.x.getUint32(this.record(i, F_TEXT), true)];
+    if (s === undefined) throw new Error(`event frame: event ${i} names a text the frame does not have`);
+    return s;
   }
   /** the packet's bytes (a view) */
   packetBytes(i: number): Uint8Array | undefined {
@@ -153,7 +176,7 @@ export class EventFrame {
     if (flag === F_OBJ_TEXT) return r;
     if (f & F_OBJ_TEXT) r += 2 + this.x.getUint16(r, true);
     if (flag === F_TEXT) return r;
-    if (f & F_TEXT) r += 4 + this.x.getUint32(r, true);
+    if (f & F_TEXT) r += 4;
     if (flag === F_PKT) return r;
     if (f & F_PKT) { const len = this.x.getUint32(r, true); r += 4 + len; r += 4 + this.x.getUint32(r, true); }
     return r;   // F_WC
@@ -223,9 +246,9 @@ export function decodeFrames(data: ArrayBuffer | ArrayBufferView): EventFrame[] 
     if (end - at < FRAME_HEADER_BYTES) throw new Error(`event frame: ${end - at} trailing bytes, not a frame`);
     const h = new DataView(buf, at, FRAME_HEADER_BYTES);
     if (h.getUint32(0, true) !== FRAME_MAGIC) throw new Error(`event frame: bad magic at byte ${at}`);
-    const total = h.getUint32(4, true); const n = h.getUint32(8, true); const xb = h.getUint32(24, true);
-    const need = FRAME_HEADER_BYTES + ((n * 63 + 7) & ~7) + ((xb + 7) & ~7);
-    if (total !== need || at + total > end) throw new Error(`event frame: size ${total} does not fit ${n} events and ${xb} extra bytes in ${end - at} bytes`);
+    const total = h.getUint32(4, true); const n = h.getUint32(8, true); const xb = h.getUint32(24, true); const sb = h.getUint32(28, true);
+    const need = FRAME_HEADER_BYTES + ((n * 63 + 7) & ~7) + ((xb + 7) & ~7) + ((sb + 7) & ~7);
+    if (total !== need || at + total > end) throw new Error(`event frame: size ${total} does not fit ${n} events, ${xb} extra and ${sb} string bytes in ${end - at} bytes`);
     out.push(new EventFrame(buf, at, total));
     at += total;
   }

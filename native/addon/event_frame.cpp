@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "event_json.h"
 
@@ -39,6 +40,10 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
   std::vector<uint32_t> u32(3 * n);
   std::vector<uint8_t> u8(3 * n);
   std::string extras;
+  // each distinct text once per frame (under a flood a few texts repeat in every frame)
+  std::unordered_map<std::string, uint32_t> text_ids;
+  std::string strings;
+  uint32_t n_strings = 0;
   for (size_t i = 0; i < n; i++) {
     const Event& e = evs[i];
     const uint64_t nums[4] = {e.a, e.b, e.c, e.d};
@@ -62,7 +67,11 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
       off = static_cast<uint32_t>(extras.size());
       if (big) for (uint64_t v : nums) put_u64(extras, v);
       if (flags & kObjKindText) { put_u16(extras, static_cast<uint32_t>(e.obj_kind.size())); extras += e.obj_kind; }
-      if (flags & kText) { put_u32(extras, static_cast<uint32_t>(text.size())); extras += text; }
+      if (flags & kText) {
+        auto [it, fresh] = text_ids.try_emplace(text, n_strings);
+        if (fresh) { n_strings++; put_u32(strings, static_cast<uint32_t>(text.size())); strings += text; }
+        put_u32(extras, it->second);
+      }
       if (flags & kPkt) {
         put_u32(extras, static_cast<uint32_t>(e.pkt.size()));
         extras.append(reinterpret_cast<const char*>(e.pkt.data()), e.pkt.size());
@@ -88,12 +97,13 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
   }
   auto pad8 = [](size_t v) { return (v + 7) & ~static_cast<size_t>(7); };
   const size_t cols = pad8(n * (6 * 8 + 3 * 4 + 3));
-  const size_t total = kHeaderBytes + cols + pad8(extras.size());
+  const size_t total = kHeaderBytes + cols + pad8(extras.size()) + pad8(strings.size());
   const size_t base = out.size();
   out.resize(base + total, 0);
   uint8_t* p = out.data() + base;
   const double first = n ? static_cast<double>(evs.front().seq) : 0;
-  const uint32_t head[8] = {kMagic, static_cast<uint32_t>(total), static_cast<uint32_t>(n), 0, 0, 0, static_cast<uint32_t>(extras.size()), 0};
+  const uint32_t head[8] = {kMagic, static_cast<uint32_t>(total), static_cast<uint32_t>(n), 0, 0, 0,
+                            static_cast<uint32_t>(extras.size()), static_cast<uint32_t>(strings.size())};
   std::memcpy(p, head, sizeof head);   // host order: little-endian on every platform the addon builds for
   std::memcpy(p + 16, &first, 8);
   p += kHeaderBytes;
@@ -101,6 +111,7 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
   put_col(p, u32.data(), u32.size());
   put_col(p, u8.data(), u8.size());
   std::memcpy(out.data() + base + kHeaderBytes + cols, extras.data(), extras.size());
+  std::memcpy(out.data() + base + kHeaderBytes + cols + pad8(extras.size()), strings.data(), strings.size());
 }
 
 }  // namespace vl::frame

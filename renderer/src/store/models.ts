@@ -59,7 +59,9 @@ export class KeyTable {
     return e;
   }
 
-  /** ObjectCreated / ObjectModified / ObjectDestroyed / KeyCheck events for mr and mw objects */
+  /** the event kinds applyEvent looks at (the store routes only these here) */
+  static readonly KINDS = ['ObjectCreated', 'ObjectModified', 'ObjectDestroyed'];
+  /** ObjectCreated / ObjectModified / ObjectDestroyed events for mr and mw objects */
   applyEvent(e: DeviceEvent): boolean {
     if (e.objKind !== 'mr' && e.objKind !== 'mw') return false;
     const type = e.objKind === 'mr' ? 'MR' : 'MW';
@@ -177,6 +179,7 @@ export class QueueModel {
     return q;
   }
 
+  static readonly KINDS = ['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'QpState', 'WqePosted', 'WqeStarted', 'WqeCompleted', 'Cqe', 'AsyncEvent', 'CqArmed', 'CompEvent'];
   /** returns true if anything drawn changed */
   applyEvent(e: DeviceEvent): boolean {
     switch (e.kind) {
@@ -342,6 +345,7 @@ export class WireLog {
   constructor(readonly capacity = 200_000) {}
   base = 0; // ids of rows[0]
 
+  static readonly KINDS = ['PacketSent', 'PacketReceived', 'PacketDropped'];
   applyEvent(e: DeviceEvent): boolean {
     if (e.kind !== 'PacketSent' && e.kind !== 'PacketDropped' && e.kind !== 'PacketReceived') return false;
     // an event view over a binary frame hands the packet over for decoding later; an event object has it already
@@ -362,6 +366,7 @@ export interface WriteMark { seq: number; addr: number; length: number }
 export class MemoryMarks {
   /** per buffer handle: recent writes (newest last) */
   readonly writes = new Map<number, WriteMark[]>();
+  static readonly KINDS = ['MemWrite'];
   applyEvent(e: DeviceEvent): boolean {
     if (e.kind !== 'MemWrite') return false;
     // obj = buffer, a = virtual address, b = length
@@ -395,6 +400,7 @@ export class MemoryMarks {
 export interface KeyCheckRecord { seq: number; device: number; obj: number; key: number; ok: boolean; text: string }
 export class KeyChecks {
   rows: KeyCheckRecord[] = [];
+  static readonly KINDS = ['KeyCheck'];
   applyEvent(e: DeviceEvent): boolean {
     if (e.kind !== 'KeyCheck') return false;
     // a = key checked

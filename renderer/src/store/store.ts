@@ -24,6 +24,14 @@ export interface ConsoleTransport {
 }
 
 export type Scheduler = (cb: () => void) => void;
+
+// which models an event kind goes to (from the kinds each model declares)
+const TO_KEYS = 1, TO_QUEUES = 2, TO_WIRE = 4, TO_CHECKS = 8, TO_MARKS = 16;
+const ROUTE = new Map<string, number>();
+for (const [bit, kinds] of [[TO_KEYS, KeyTable.KINDS], [TO_QUEUES, QueueModel.KINDS], [TO_WIRE, WireLog.KINDS], [TO_CHECKS, KeyChecks.KINDS], [TO_MARKS, MemoryMarks.KINDS]] as const)
+  for (const k of kinds) ROUTE.set(k, (ROUTE.get(k) ?? 0) | bit);
+// lifecycle events also update the store's own lists (buffers, PDs, devices)
+ROUTE.set('ObjectCreated', ROUTE.get('ObjectCreated')! | 32); ROUTE.set('ObjectDestroyed', ROUTE.get('ObjectDestroyed')! | 32);
 /** main-thread time the console spends applying events per frame; the rest waits for the next frame */
 export const FRAME_BUDGET_MS = 8;
 export const rafScheduler: Scheduler = (cb) => {
@@ -287,15 +295,19 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
     function apply(e: DeviceEvent, sel: number | null, shown: Record<number, unknown>, f?: EventFrame, j = 0) {
       if (f) ring.pushFrameEvent(f, j, e.text); else ring.push(e);
       dirty.events = true;
-      if (model.keys.applyEvent(e)) dirty.keys = true;
-      if (model.queues.applyEvent(e)) dirty.queues = true;
-      if (model.wire.applyEvent(e)) dirty.wire = true;
-      if (model.checks.applyEvent(e)) dirty.keys = true;
-      if (model.marks.applyEvent(e)) {
+      // only the models that look at this kind of event (most kinds concern one)
+      const kind = e.kind;
+      const to = ROUTE.get(kind) ?? 0;
+      if (to === 0) return;
+      if (to & TO_KEYS && model.keys.applyEvent(e)) dirty.keys = true;
+      if (to & TO_QUEUES && model.queues.applyEvent(e)) dirty.queues = true;
+      if (to & TO_WIRE && model.wire.applyEvent(e)) dirty.wire = true;
+      if (to & TO_CHECKS && model.checks.applyEvent(e)) dirty.keys = true;
+      if (to & TO_MARKS && model.marks.applyEvent(e)) {
         dirty.memory = true;
         if (e.obj === sel || shown[e.obj]) dirty.hexBuffers.add(e.obj);
       }
-      if (e.kind === 'ObjectCreated' || e.kind === 'ObjectDestroyed') {
+      if (kind === 'ObjectCreated' || kind === 'ObjectDestroyed') {
         if (e.objKind === 'device') dirty.devices = true;
         if (e.objKind === 'buffer' || e.objKind === 'pd') applyObjectEvent(e);
       }

@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { DeviceEvent, Reply, Command } from '../../../../app/protocol/index.ts';
 import { ACK_WINDOW, createConsoleStore, type ConsoleTransport } from '../store.ts';
 import { EventRing, FilteredView } from '../eventRing.ts';
-import { KeyTable, QueueModel, keyByte, keyIndex } from '../models.ts';
+import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog, keyByte, keyIndex } from '../models.ts';
+import { EVENT_KINDS, OBJ_KINDS } from '../../../../app/protocol/index.ts';
 import { accessProblem, commandProblem } from '../validate.ts';
 import { explainWc } from '../explain.ts';
 
@@ -356,5 +357,20 @@ describe('load generator counts', () => {
       expect(calls.length).toBe(n);
       expect(store.getState().errors['traffic.status']).toBeUndefined();
     } finally { vi.useRealTimers(); }
+  });
+});
+
+describe('event routing', () => {
+  it('each model declares every kind it looks at (the store routes only those to it)', () => {
+    const models = [new KeyTable(), new QueueModel(), new WireLog(), new KeyChecks(), new MemoryMarks()];
+    const declared = [KeyTable.KINDS, QueueModel.KINDS, WireLog.KINDS, KeyChecks.KINDS, MemoryMarks.KINDS];
+    for (const kind of EVENT_KINDS) {
+      for (const objKind of OBJ_KINDS) {
+        models.forEach((m, i) => {
+          if (declared[i]!.includes(kind)) return;
+          expect(m.applyEvent(ev(kind, { objKind, obj: 3, a: 1, b: 128, c: 2, d: 1, text: 'receive x', pkt: { opcode: 4 } })), `${m.constructor.name} ${kind}/${objKind}`).toBe(false);
+        });
+      }
+    }
   });
 });
