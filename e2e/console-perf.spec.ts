@@ -124,6 +124,26 @@ test('UI under a stream of device events', async ({ page }) => {
   });
   Object.assign(result, scroll);
 
+  // a text filter over the whole log: scanned a slice per frame; how long until it is complete, longest task meanwhile
+  const filtering = await page.evaluate(async () => {
+    type View = { pending: number; length: number };
+    const store = (globalThis as unknown as { __vlStore: { getState(): { setFilter(f: object): void; model: { view: View } } } }).__vlStore;
+    let longest = 0;
+    const po = new PerformanceObserver((l) => { for (const e of l.getEntries()) longest = Math.max(longest, e.duration); });
+    try { po.observe({ type: 'longtask', buffered: false }); } catch { /* */ }
+    const t0 = performance.now();
+    store.getState().setFilter({ text: 'acknowledge' });
+    let frames = 0;
+    while (store.getState().model.view.pending > 0) { await new Promise((r) => requestAnimationFrame(() => r(null))); frames++; }
+    const ms = performance.now() - t0;
+    const matched = store.getState().model.view.length;
+    store.getState().setFilter({ text: '' });
+    while (store.getState().model.view.pending > 0) await new Promise((r) => requestAnimationFrame(() => r(null)));
+    po.disconnect();
+    return { ui_filter_ms: ms, ui_filter_frames: frames, ui_filter_longest_task_ms: longest, ui_filter_matched: matched };
+  });
+  Object.assign(result, filtering);
+
   const out = process.env.VL_UI_BENCH_OUT ?? path.join('test-results', 'ui-bench.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify({ ...result, panel: PANEL, note: `measured at ${Math.round(result.events_per_s)} events/s (the rate this machine reached), not 1 M/s; scroll figures over ${result.rows} rows` }, null, 2));

@@ -104,6 +104,23 @@ export class EventRing {
 
 export interface EventFilter { kind: string; obj: number | null; text: string }
 
+/** whether `hay` contains `needle` (already lower case), ignoring ASCII case, without building a lowered copy */
+export function containsIgnoringCase(hay: string, needle: string): boolean {
+  const n = needle.length;
+  if (n === 0) return true;
+  const first = needle.charCodeAt(0);
+  outer: for (let i = 0; i + n <= hay.length; i++) {
+    for (let k = 0; k < n; k++) {
+      let c = hay.charCodeAt(i + k);
+      if (c >= 65 && c <= 90) c |= 32;
+      else if (c > 127) c = hay[i + k]!.toLowerCase().charCodeAt(0);
+      if (c !== (k === 0 ? first : needle.charCodeAt(k))) continue outer;
+    }
+    return true;
+  }
+  return false;
+}
+
 /**
  * An incrementally maintained list of the ring positions that pass a filter. `update()` scans only the
  * events appended since the last call (and drops positions that fell out of the ring), so keeping a filtered
@@ -121,7 +138,12 @@ export class FilteredView {
   at(i: number): number { return this.idx[this.start + i]; }
 
   setFilter(f: EventFilter): void { this.filter = f; this.reset(); }
-  reset(): void { this.start = 0; this.end = 0; this.scanned = this.ring.first; this.kindId = -2; }
+  reset(): void { this.start = 0; this.end = 0; this.scanned = this.ring.first; this.kindId = -2; this.textHits.clear(); this.nameHits.clear(); }
+
+  // text filter: whether each distinct text / kind+object-kind pair contains the needle, found once (texts repeat:
+  // the ones from binary frames are interned), so filtering a million rows costs a lookup per row
+  private readonly textHits = new Map<string, boolean>();
+  private readonly nameHits = new Map<number, boolean>();
 
   private matches(pos: number): boolean {
     const r = this.ring; const i = pos % r.capacity; const f = this.filter;
@@ -132,20 +154,38 @@ export class FilteredView {
     if (f.obj !== null && r.obj[i] !== f.obj) return false;
     if (f.text) {
       const needle = f.text.toLowerCase();
-      const hay = `${r.kinds.get(r.kind[i])} ${r.objKinds.get(r.objKind[i])} ${r.text[i] ?? ''}`.toLowerCase();
-      if (!hay.includes(needle)) return false;
+      const names = r.kind[i]! * 65536 + r.objKind[i]!;
+      let hit = this.nameHits.get(names);
+      if (hit === undefined) {
+        hit = `${r.kinds.get(r.kind[i]!)} ${r.objKinds.get(r.objKind[i]!)}`.toLowerCase().includes(needle);
+        this.nameHits.set(names, hit);
+      }
+      if (hit) return true;
+      const text = r.text[i];
+      if (!text) return false;
+      let t = this.textHits.get(text);
+      if (t === undefined) {
+        t = containsIgnoringCase(text, needle);
+        if (this.textHits.size < 20_000) this.textHits.set(text, t);   // texts that repeat are met early
+      }
+      return t;
     }
     return true;
   }
 
-  /** returns true if the view changed */
-  update(): boolean {
+  /** rows of the ring not scanned yet (a new filter over a full ring is scanned over several frames) */
+  get pending(): number { return Math.max(0, this.ring.total - Math.max(this.scanned, this.ring.first)); }
+
+  /** Scan what was appended (or is left to scan) until `deadline` (a time of the clock `now`, checked every 4096
+   *  rows); returns true if the view changed. */
+  update(deadline = Infinity, now: () => number = () => performance.now()): boolean {
     const r = this.ring;
     let changed = false;
     const first = r.first;
     while (this.start < this.end && this.idx[this.start] < first) { this.start++; changed = true; }
     if (this.scanned < first) this.scanned = first;
-    for (let p = this.scanned; p < r.total; p++) {
+    for (let p = this.scanned, n = 1; p < r.total; p++, n++) {
+      if ((n & 4095) === 0 && deadline !== Infinity && now() > deadline) { this.scanned = p; return changed; }
       if (!this.matches(p)) continue;
       if (this.end === this.idx.length) {
         const live = this.end - this.start;

@@ -345,9 +345,11 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       if (gap > SLOW_FRAME_MS && gap < IDLE_GAP_MS) slowSinceAck = true;
       const done = drain(budget);
       if (inbox.length || !done) dirty.events = true;
-      const anyDirty = dirty.events || dirty.keys || dirty.queues || dirty.wire || dirty.memory;
+      const anyDirty = dirty.events || dirty.keys || dirty.queues || dirty.wire || dirty.memory || model.view.pending > 0;
       const v = { ...get().versions };
-      if (dirty.events) { model.view.update(); v.events++; }
+      // the filtered view scans what came in, within what is left of the frame's budget (a new filter over a million
+      // rows is scanned over several frames)
+      if (dirty.events || model.view.pending) { model.view.update(frameAt + budget, now); v.events++; }
       if (dirty.keys) v.keys++;
       if (dirty.queues) v.queues++;
       if (dirty.wire) v.wire++;
@@ -369,7 +371,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       }
       // the rest next frame: no frame does more than the budget; while events stream (flow control on), every frame
       // comes here, so that the gaps measured above are the page's frame intervals
-      if (!done || (transport?.ack && frameAt - lastIngestAt < IDLE_GAP_MS)) queueFlush();
+      if (!done || model.view.pending > 0 || (transport?.ack && frameAt - lastIngestAt < IDLE_GAP_MS)) queueFlush();
       if (done && pendingSince >= 0) {
         const since = pendingSince; pendingSince = -1;
         schedule(() => model.latency.add(now() - since));   // the next frame: this one has been painted
@@ -623,8 +625,9 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       filter: { kind: '', obj: null, text: '' },
       setFilter(f) {
         const filter = { ...get().filter, ...f };
-        model.view.setFilter(filter); model.view.update();
+        model.view.setFilter(filter); model.view.update(now() + budget, now);
         set((s) => ({ filter, versions: { ...s.versions, events: s.versions.events + 1 } }));
+        if (model.view.pending) queueFlush();   // the rest of the scan in the next frames
       },
       ingest(events, dropped = 0) {
         // while the recent history is being fetched, live batches wait (they may overlap it)

@@ -374,3 +374,24 @@ describe('event routing', () => {
     }
   });
 });
+
+describe('filtering a full log', () => {
+  it('a new filter over many rows is scanned a slice per frame, never in one long task, and ends with every match', () => {
+    const frames = manualFrames();
+    const store = createConsoleStore({ schedule: frames.schedule, ringCapacity: 1 << 16, frameBudgetMs: -1 });   // budget always spent
+    const evs = Array.from({ length: 50_000 }, (_, i) => ev(i % 5 ? 'Log' : 'KeyCheck', { text: i % 10 === 0 ? `rkey 0x${i.toString(16)} refused` : 'RC Acknowledge' }));
+    store.getState().ingest(evs);
+    while (frames.pending()) frames.run();
+    expect(store.getState().model.view.length).toBe(50_000);
+    store.getState().setFilter({ text: 'RKEY' });   // case does not matter
+    const view = store.getState().model.view;
+    const slices: number[] = [];
+    while (view.pending) { slices.push(view.pending); frames.run(); }
+    expect(slices.length).toBeGreaterThan(5);          // several frames, each a slice of at most 4096 rows
+    expect(view.length).toBe(5000);
+    for (let i = 0; i < view.length; i++) expect(store.getState().model.ring.row(view.at(i))!.text).toMatch(/^rkey 0x/);
+    store.getState().setFilter({ text: 'keycheck' });  // matches the kind's name too
+    while (view.pending) frames.run();
+    expect(view.length).toBe(10_000);
+  });
+});
