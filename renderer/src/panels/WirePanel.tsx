@@ -1,8 +1,8 @@
 // Wire: a Wireshark-like packet list (virtualized), the decoded headers of the selected packet, a ladder
 // diagram of the two ends of the connection, and "Save pcap" (pcap.get). Rows come from Packet* events.
-import { useState } from 'react';
-import { useConsole, useModel } from '../store/context.tsx';
-import { packetFields, type PacketRow, type QueueModel } from '../store/models.ts';
+import { memo, useCallback, useState } from 'react';
+import { useConsole, useModel, useSampled } from '../store/context.tsx';
+import { packetFields, type PacketList as Packets, type PacketRow, type QueueModel } from '../store/models.ts';
 import { hex } from '../store/spec.ts';
 import { ErrorMessage, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
@@ -32,13 +32,13 @@ function srcQpn(queues: QueueModel, p: PacketRow): number | null {
   return null;
 }
 
-function PacketList({ rows, selected, onSelect, follow, onUnfollow }: { rows: PacketRow[]; selected: number | null; onSelect: (i: number) => void; follow: boolean; onUnfollow: () => void }) {
+function PacketList({ rows, selected, onSelect, follow, onUnfollow }: { rows: Packets; selected: number | null; onSelect: (i: number) => void; follow: boolean; onUnfollow: () => void }) {
   const model = useModel();
   return (
     <VirtualRows count={rows.length} follow={follow} onUnfollow={onUnfollow} selected={selected} onSelect={onSelect} testid="packet-list" label="packets" height={300}
       header={<div className="vrow head ev-line">{HEAD}</div>}
       render={(i) => {
-        const p = rows[i];
+        const p = rows.at(i);
         const s = srcQpn(model.queues, p);
         const line = textCols([String(p.id), fmtT(p.t), s === null ? '?' : String(s), String(p.dstQpn), `${p.opName}${p.event === 'dropped' ? ' (dropped)' : ''}`,
           String(p.psn), p.ackReq ? '1' : '0', p.synText, String(p.length)], WIDTHS);
@@ -66,12 +66,14 @@ function Decoded({ p }: { p: PacketRow | undefined }) {
   );
 }
 
-/** time-ordered ladder of the two ends of one connection (hand-drawn SVG: xyflow does not fit a time ladder) */
-function Ladder({ rows, focus, onPick }: { rows: PacketRow[]; focus: PacketRow | undefined; onPick: (id: number) => void }) {
-  const model = useModel();
+/** time-ordered ladder of the two ends of one connection (hand-drawn SVG: xyflow does not fit a time ladder).
+ *  Redrawn when `tick` or the focus changes: under a flood the panel passes a tick that moves at most 15 times a
+ *  second (laying out 90 SVG texts every frame cost more than the rest of the page; the packet list above stays at
+ *  the frame rate). */
+const Ladder = memo(function Ladder({ rows, focus, onPick }: { rows: Packets; focus: PacketRow | undefined; onPick: (id: number) => void; tick: number }) {
   const devices = useConsole((s) => s.devices);
   if (!rows.length) return <p className="muted">No packets on the wire yet.</p>;
-  const anchor = focus ?? rows[rows.length - 1];
+  const anchor = focus ?? rows.at(rows.length - 1);
   const ae = ends(anchor);
   // a packet to or from the remote host: the ladder is this device and the remote host
   const remote = anchor.peer === 0 && anchor.event !== 'dropped';
@@ -81,9 +83,15 @@ function Ladder({ rows, focus, onPick }: { rows: PacketRow[]; focus: PacketRow |
     if (remote) return p.device === a && p.peer === 0 && p.event !== 'dropped';
     const e = ends(p); return (e.from === a && e.to === b) || (e.from === b && e.to === a) || (!e.from && (e.to === a || e.to === b));
   };
-  const pair = rows.filter((p) => (p.event !== 'received' || (remote && fromRemote(p))) && between(p));
-  const idx = Math.max(0, pair.indexOf(anchor));
-  const win = pair.slice(Math.max(0, Math.min(idx - 15, pair.length - 30)), Math.max(idx + 15, 30));
+  // up to 30 packets of the pair around the anchor (15 after it at most), found by scanning out from it (a bounded
+  // number of rows: the list holds up to 200 k packets and this runs every frame under a flood)
+  const inPair = (p: PacketRow) => (p.event !== 'received' || remote) && between(p);
+  const at = Math.max(0, rows.indexAtOrBefore(anchor.id));
+  const after: PacketRow[] = [];
+  for (let i = at + 1, n = 0; i < rows.length && after.length < 15 && n < 20_000; i++, n++) { const p = rows.at(i); if (inPair(p)) after.push(p); }
+  const before: PacketRow[] = [];
+  for (let i = at, n = 0; i >= 0 && before.length < 30 - after.length && n < 20_000; i--, n++) { const p = rows.at(i); if (inPair(p)) before.push(p); }
+  const win = [...before.reverse(), ...after];
   const W = 620; const xa = 120; const xb = W - 120; const dy = 26; const top = 40;
   const H = top + win.length * dy + 20;
   const name = (d: number) => (remote && d === 0 ? REMOTE : devices.find((x) => x.handle === d)?.name ?? `device ${d || '?'}`);
@@ -104,7 +112,8 @@ function Ladder({ rows, focus, onPick }: { rows: PacketRow[]; focus: PacketRow |
         const cls = `lad-pkt ${p.nak ? 'nak' : p.syndrome !== null ? 'ack' : 'req'} ${p === anchor ? 'focus' : ''}`;
         const label = `${p.opName.replace(/^(RC|UC|UD) /, '')} PSN ${p.psn}${p.synText ? ` · ${p.synText}` : ''}`;
         return (
-          <g key={p.id} className={cls} data-testid="ladder-arrow" onClick={() => onPick(p.id)} style={{ cursor: 'pointer' }}>
+          // keyed by position: as the window moves under a stream React updates the same arrows in place
+          <g key={i} className={cls} data-testid="ladder-arrow" onClick={() => onPick(p.id)} style={{ cursor: 'pointer' }}>
             <line x1={x0} y1={y} x2={x1} y2={y + dy * 0.6} markerEnd={p.event === 'dropped' ? undefined : 'url(#arrow)'} />
             {p.event === 'dropped' && <text x={x1} y={y + dy * 0.6 + 4} textAnchor="middle" className="lad-x">✕</text>}
             <text x={(xa + xb) / 2} y={y + dy * 0.3 - 5} textAnchor="middle" className="lad-label">{label}</text>
@@ -114,11 +123,12 @@ function Ladder({ rows, focus, onPick }: { rows: PacketRow[]; focus: PacketRow |
       })}
     </svg>
   );
-}
+});
 
 export function WirePanel() {
-  useConsole((s) => s.versions.wire);
-  useConsole((s) => s.versions.queues);
+  const wireVersion = useConsole((s) => s.versions.wire);
+  const queuesVersion = useConsole((s) => s.versions.queues);
+  const ladderTick = useSampled(wireVersion * 65536 + queuesVersion, 66);
   const model = useModel();
   const selectedId = useConsole((s) => s.selectedPacket);
   const select = useConsole((s) => s.selectPacket);
@@ -131,10 +141,11 @@ export function WirePanel() {
   const [follow, setFollow] = useState(true);
   const [showRecv, setShowRecv] = useState(false);
   const [saved, setSaved] = useState('');
-  const all = model.wire.rows;
-  const rows = showRecv ? all : all.filter((p) => p.event !== 'received' || fromRemote(p));
-  const selIdx = selectedId === null ? null : rows.findIndex((p) => p.id === selectedId);
-  const sel = selIdx !== null && selIdx >= 0 ? rows[selIdx] : undefined;
+  const rows = showRecv ? model.wire.all : model.wire.listed;
+  const selIdx = selectedId === null ? null : rows.indexOfId(selectedId);
+  const selAll = selectedId === null ? -1 : model.wire.all.indexOfId(selectedId);
+  const sel = selIdx !== null && selIdx >= 0 ? rows.at(selIdx) : selAll >= 0 ? model.wire.all.at(selAll) : undefined;
+  const pick = useCallback((id: number) => { setFollow(false); select(id); }, [select]);
   const onSave = async () => {
     const bytes = await savePcap(netDev?.handle);
     if (!bytes) return;
@@ -161,11 +172,11 @@ export function WirePanel() {
         <ErrorMessage form="pcap.get" />
         {onNet.length > 0 && <p className="muted small" data-testid="wire-net-note">{onNet.map((d) => d.name).join(', ')} on the network: packets to and from the remote host are the real datagrams (device 0 = {REMOTE}).</p>}
         {rows.length === 0 ? <p className="muted" data-testid="no-packets">No packets yet: post a send and run the engine.</p>
-          : <PacketList rows={rows} selected={selIdx} onSelect={(i) => { setFollow(false); select(rows[i]?.id ?? null); }} follow={follow} onUnfollow={() => setFollow(false)} />}
+          : <PacketList rows={rows} selected={selIdx !== null && selIdx >= 0 ? selIdx : null} onSelect={(i) => { setFollow(false); select(i < rows.length ? rows.at(i).id : null); }} follow={follow} onUnfollow={() => setFollow(false)} />}
       </Section>
       <div className="row">
         <Section title="Decoded headers"><Decoded p={sel} /></Section>
-        <Section title="Sequence diagram" testid="ladder-section"><Ladder rows={all} focus={sel} onPick={(id) => { setFollow(false); select(id); }} /></Section>
+        <Section title="Sequence diagram" testid="ladder-section"><Ladder rows={model.wire.listed} focus={sel} tick={ladderTick} onPick={pick} /></Section>
       </div>
     </div>
   );

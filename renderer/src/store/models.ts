@@ -340,10 +340,49 @@ function fieldText(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/** A list of packet rows the wire view draws: its length and the row at an index. */
+export interface PacketList {
+  readonly length: number; at(i: number): PacketRow;
+  /** index of the row with this id, -1 if the list does not hold it */
+  indexOfId(id: number): number;
+  /** index of the last row whose id is at most `id` (-1: none) */
+  indexAtOrBefore(id: number): number;
+}
+
+/** every packet event of a WireLog */
+class AllPackets implements PacketList {
+  constructor(private readonly w: WireLog) {}
+  get length() { return this.w.rows.length; }
+  at(i: number) { return this.w.rows[i]!; }
+  indexOfId(id: number) { const i = id - this.w.base; return i >= 0 && i < this.w.rows.length ? i : -1; }
+  indexAtOrBefore(id: number) { return Math.min(this.w.rows.length - 1, id - this.w.base); }
+}
+/** the packets a WireLog lists by default (WireLog.listedIds) */
+class ListedPackets implements PacketList {
+  constructor(private readonly w: WireLog) {}
+  get length() { return this.w.listedIds.length - this.w.listedHead; }
+  at(i: number) { return this.w.rows[this.w.listedIds[this.w.listedHead + i]! - this.w.base]!; }
+  indexOfId(id: number) { const i = this.indexAtOrBefore(id); return i >= 0 && this.at(i).id === id ? i : -1; }
+  indexAtOrBefore(id: number) {
+    const ids = this.w.listedIds;   // ids increase: binary search
+    let lo = this.w.listedHead; let hi = ids.length - 1;
+    while (lo <= hi) { const mid = (lo + hi) >> 1; if (ids[mid]! <= id) lo = mid + 1; else hi = mid - 1; }
+    return hi - this.w.listedHead;
+  }
+}
+
 export class WireLog {
   rows: PacketRow[] = [];
   constructor(readonly capacity = 200_000) {}
   base = 0; // ids of rows[0]
+  /** ids of the rows listed by default, kept as packets arrive (not recomputed per frame): each packet once (sent or
+   *  dropped; its receive event is the same packet) and the packets received from a remote host (their only record) */
+  listedIds: number[] = [];
+  listedHead = 0;
+  readonly all: PacketList = new AllPackets(this);
+  readonly listed: PacketList = new ListedPackets(this);
+
+  clear(): void { this.rows = []; this.base = 0; this.listedIds = []; this.listedHead = 0; }
 
   static readonly KINDS = ['PacketSent', 'PacketReceived', 'PacketDropped'];
   applyEvent(e: DeviceEvent): boolean {
@@ -353,10 +392,16 @@ export class WireLog {
     let source: () => Rec;
     if (later) source = later.call(e);
     else { const pkt = (e.pkt ?? {}) as Rec; source = () => pkt; }
-    this.rows.push(new PacketRow(this.base + this.rows.length, e.seq, e.t,
-      e.kind === 'PacketSent' ? 'sent' : e.kind === 'PacketDropped' ? 'dropped' : 'received', e.device, e.obj, e.d, e.text ?? '', source));
+    const id = this.base + this.rows.length;
+    const event = e.kind === 'PacketSent' ? 'sent' : e.kind === 'PacketDropped' ? 'dropped' : 'received';
+    this.rows.push(new PacketRow(id, e.seq, e.t, event, e.device, e.obj, e.d, e.text ?? '', source));
+    if (event !== 'received' || e.d === 0) this.listedIds.push(id);
     // trim in chunks so the amortized cost stays O(1) per packet
-    if (this.rows.length > this.capacity + (this.capacity >> 3)) { const cut = this.rows.length - this.capacity; this.rows.splice(0, cut); this.base += cut; }
+    if (this.rows.length > this.capacity + (this.capacity >> 3)) {
+      const cut = this.rows.length - this.capacity; this.rows.splice(0, cut); this.base += cut;
+      while (this.listedHead < this.listedIds.length && this.listedIds[this.listedHead]! < this.base) this.listedHead++;
+      if (this.listedHead > 4096) { this.listedIds = this.listedIds.slice(this.listedHead); this.listedHead = 0; }
+    }
     return true;
   }
 }

@@ -669,7 +669,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         ring.clear(); model.view.reset();
         model.keys.byHandle.clear();
         model.queues.rings.clear(); model.queues.qps.clear(); model.queues.cqs.clear(); model.queues.srqs.clear();
-        model.wire.rows = []; model.wire.base = 0;
+        model.wire.clear();
         model.marks.writes.clear(); model.checks.rows = [];
         set((s) => ({
           buffers: [], pds: [], hex: {}, hexOffset: {}, lastPoll: {}, selectedPacket: null, selectedBuffer: null, unknownObjects: [],

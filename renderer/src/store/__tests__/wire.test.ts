@@ -33,6 +33,27 @@ describe('wire log derivation', () => {
     expect(w.rows[w.rows.length - 1]).toMatchObject({ id: 999, psn: 999 });
     expect(w.base + w.rows.length).toBe(1000);
   });
+
+  it('keeps the default list (each packet once, plus what came from a remote host) as packets arrive, also across trims', () => {
+    const w = new WireLog(100);
+    for (let i = 0; i < 1000; i++) {
+      const kind = i % 3 === 0 ? 'PacketSent' : i % 3 === 1 ? 'PacketReceived' : 'PacketDropped';
+      // every 30th receive comes from a remote host (d = 0): listed too
+      w.applyEvent({ ...base, seq: i, kind, d: kind === 'PacketReceived' && i % 30 === 1 ? 0 : 3, pkt: { opcode: 4, destQp: 1, psn: i } } as DeviceEvent);
+    }
+    const expected = w.rows.filter((p) => p.event !== 'received' || p.peer === 0).map((p) => p.id);
+    const listed = Array.from({ length: w.listed.length }, (_, i) => w.listed.at(i).id);
+    expect(listed).toEqual(expected);
+    expect(w.all.length).toBe(w.rows.length);
+    const some = expected[Math.floor(expected.length / 2)]!;
+    expect(w.listed.at(w.listed.indexOfId(some)).id).toBe(some);
+    const recv = w.rows.find((p) => p.event === 'received' && p.peer !== 0)!;
+    expect(w.listed.indexOfId(recv.id)).toBe(-1);                               // not listed ...
+    expect(w.listed.at(w.listed.indexAtOrBefore(recv.id)).id).toBe(recv.id - 1);   // ... its neighbour is
+    expect(w.all.at(w.all.indexOfId(recv.id))).toBe(recv);
+    w.clear();
+    expect(w.listed.length).toBe(0);
+  });
 });
 
 describe('memory marks', () => {
