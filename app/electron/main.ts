@@ -15,7 +15,7 @@ const SCHEME = 'verbslab';
 const APP_ORIGIN = `${SCHEME}://app`;
 
 export const CSP = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:",
+  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:",
   "font-src 'self'", "connect-src 'self'", "worker-src 'self' blob:", "base-uri 'none'", "form-action 'none'",
   "frame-ancestors 'none'", "object-src 'none'",
 ].join('; ');

@@ -47,6 +47,7 @@ describe('browser-mode server', () => {
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain('unsafe-eval');
+    expect(csp).not.toContain('unsafe-inline');   // neither inline scripts nor inline styles
     const evil = await new Promise<number>((resolve) => {
       import('node:http').then(({ request }) => {
         const r = request({ host: '127.0.0.1', port: srv.port, path: '/', headers: { Host: 'attacker.example:80' } }, (res) => resolve(res.statusCode ?? 0));
