@@ -1,5 +1,4 @@
 // Shared by the Playwright specs: the console's URL, screenshots, and the few UI steps every spec takes.
-import net from 'node:net';
 import { expect, type Locator, type Page } from '@playwright/test';
 
 export const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
@@ -30,10 +29,5 @@ export async function noErrors(page: Page) {
   await expect(page.getByTestId('error-message')).toHaveCount(0);
 }
 
-export function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-  });
-}
+/** a TCP port free on 127.0.0.1 right now (the same helper the test and bench scripts use) */
+export { freePort as freeTcpPort } from '../scripts/browser.mjs';
