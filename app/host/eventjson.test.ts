@@ -11,7 +11,7 @@ import { parseScenarioText } from '../scenario/load.ts';
 import { ScenarioRun } from '../scenario/run.ts';
 import type { Executor } from './api.ts';
 import type { DeviceEvent } from '../protocol/index.ts';
-import { decodeFrames, frameEvents } from '../protocol/index.ts';
+import { addDropped, concatFrames, decodeFrames, frameEvents, frameTotals } from '../protocol/index.ts';
 import { EventBatcher, EventBinary, EventText } from './batcher.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -109,6 +109,19 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
       expect(msg.events.map((e) => e.kind)).toContain('ObjectCreated');
       // a late client gets the same events from the history
       expect(b.recent(100).events).toEqual(msg.events);
+    } finally { ex.close(); }
+  });
+
+  it('the server adds a slow client\'s dropped count to the next message without touching the shared bytes', () => {
+    const ex = new mod!.NativeExecutor({ seed: 3 });
+    try {
+      ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } });
+      const msg = concatFrames(ex.drainEventsFrames(1).map((c) => c.frame!), 2);
+      const more = addDropped(msg, 40);
+      expect(decodeFrames(more)[0]!.dropped).toBe(42);
+      expect(decodeFrames(msg)[0]!.dropped).toBe(2);
+      expect(frameTotals(decodeFrames(more)).dropped).toBe(42);
+      expect(frameEvents(more)).toEqual(frameEvents(msg));
     } finally { ex.close(); }
   });
 
