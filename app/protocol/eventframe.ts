@@ -6,7 +6,7 @@
 // A frame, little-endian, every part 8-byte aligned so the columns are typed-array views without a copy:
 //   header (32 bytes)  u32 magic "VLE1" | u32 totalBytes | u32 count n | u32 dropped (events lost before this
 //                      frame, the message's first frame) | f64 seq of the first event | u32 extraBytes |
-//                      u32 stringBytes
+//                      u32 blobBytes
 //   f64 columns        seq[n] t[n] a[n] b[n] c[n] d[n]        (a..d as doubles; exact up to 2^53-1)
 //   u32 columns        device[n] obj[n] extraOff[n]          (extraOff: the event's record in extras, or 0xffffffff)
 //   u8 columns         kind[n] objKind[n] flags[n]           (kind: index in EVENT_KINDS; objKind: index in OBJ_KINDS
@@ -14,14 +14,15 @@
 //   extras             per event with any of these flags, in this order:
 //                      BIG       a b c d as u64 (lo u32, hi u32) each (the JSON path writes "0x.." strings for them)
 //                      OBJ_TEXT  u16 length + the object kind's name
-//                      TEXT      u32 index of the text in the frame's strings
-//                      PKT       u32 length + the packet (UDP payload BTH..ICRC), u32 length + its decoded headers as
-//                                JSON without "hex" (the wire codec's own decode)
+//                      TEXT      u32 index of the text in the frame's blobs
+//                      PKT       u32 index of the packet (UDP payload BTH..ICRC) in the frame's blobs; the next blob
+//                                is its decoded headers as JSON without "hex" (the wire codec's own decode)
 //                      WC        the ibv_wc: wr_id u64, then status opcode vendor_err byte_len imm_data
 //                                invalidated_rkey qp_num src_qp wc_flags pkey_index slid sl dlid_path_bits (u32 each)
 //                      padded to 8
-//   strings            each distinct text of the frame once: u32 length + UTF-8 bytes, one after the other;
-//                      padded to 8
+//   blobs              each distinct text and each distinct packet (with its decode) of the frame once: u32
+//                      length + bytes, one after the other; padded to 8 (a packet delivered within the session is
+//                      a PacketSent and a PacketReceived event: one copy)
 //   flags              OK 1 (KeyCheck passed; 1 for every other kind) | TEXT 2 | PKT 4 | WC 8 | BIG 16 | OBJ_TEXT 32
 //
 // frameEvent() gives an event exactly as the JSON path does (app/host/eventjson.test.ts checks it on every
@@ -64,7 +65,7 @@ export class EventFrame {
     this.dropped = h.getUint32(12, true);
     this.firstSeq = h.getFloat64(16, true);
     const extraBytes = h.getUint32(24, true);
-    const stringBytes = h.getUint32(28, true);
+    const blobBytes = h.getUint32(28, true);
     let p = at + FRAME_HEADER_BYTES;
     const f64 = () => { const v = new Float64Array(buf, p, n); p += 8 * n; return v; };
     const u32 = () => { const v = new Uint32Array(buf, p, n); p += 4 * n; return v; };
@@ -76,23 +77,29 @@ export class EventFrame {
     this.x = new DataView(buf, p, extraBytes);
     this.xb = new Uint8Array(buf, p, extraBytes);
     p += (extraBytes + 7) & ~7;
-    this.sb = new Uint8Array(buf, p, stringBytes);
+    this.bb = new Uint8Array(buf, p, blobBytes);
   }
 
-  private readonly sb: Uint8Array;
-  private strs: string[] | null = null;
-  /** the frame's distinct texts (decoded once, on first use) */
-  private strings(): string[] {
-    if (this.strs) return this.strs;
-    const out: string[] = [];
-    const v = new DataView(this.sb.buffer, this.sb.byteOffset, this.sb.byteLength);
-    for (let at = 0; at + 4 <= this.sb.byteLength;) {
-      const len = v.getUint32(at, true);
-      const b = this.sb.subarray(at + 4, at + 4 + len);
-      out.push(len <= INTERN_MAX ? intern(b) : utf8.decode(b));
-      at += 4 + len;
+  private readonly bb: Uint8Array;
+  private blobAt: number[] | null = null;
+  private texts: (string | undefined)[] = [];
+  /** blob k's bytes (the offsets are found once, on first use) */
+  private blob(k: number): Uint8Array {
+    if (!this.blobAt) {
+      const at: number[] = [];
+      const v = new DataView(this.bb.buffer, this.bb.byteOffset, this.bb.byteLength);
+      for (let o = 0; o + 4 <= this.bb.byteLength; o += 4 + v.getUint32(o, true)) at.push(o);
+      this.blobAt = at;
     }
-    return (this.strs = out);
+    const o = this.blobAt[k];
+    if (o === undefined) throw new Error(`event frame: no blob ${k}`);
+    const len = this.bb[o]! | (this.bb[o + 1]! << 8) | (this.bb[o + 2]! << 16) | (this.bb[o + 3]! << 24);
+    return this.bb.subarray(o + 4, o + 4 + (len >>> 0));
+  }
+  private blobText(k: number): string {
+    let t = this.texts[k];
+    if (t === undefined) { const b = this.blob(k); t = this.texts[k] = b.length <= INTERN_MAX ? intern(b) : utf8.decode(b); }
+    return t;
   }
 
   kindName(i: number): string { return EVENT_KINDS[this.kind[i]!] ?? `Unknown`; }
@@ -105,22 +112,18 @@ export class EventFrame {
   ok(i: number): boolean { return (this.flags[i]! & F_OK) !== 0; }
   text(i: number): string | undefined {
     if (!(this.flags[i]! & F_TEXT)) return undefined;
-    const s = this.strings()[this.x.getUint32(this.record(i, F_TEXT), true)];
-    if (s === undefined) throw new Error(`event frame: event ${i} names a text the frame does not have`);
-    return s;
+    return this.blobText(this.x.getUint32(this.record(i, F_TEXT), true));
   }
   /** the packet's bytes (a view) */
   packetBytes(i: number): Uint8Array | undefined {
     if (!(this.flags[i]! & F_PKT)) return undefined;
-    const r = this.record(i, F_PKT);
-    return this.xb.subarray(r + 4, r + 4 + this.x.getUint32(r, true));
+    return this.blob(this.x.getUint32(this.record(i, F_PKT), true));
   }
   /** the packet as the JSON path gives it: its decoded headers plus "hex" */
   pkt(i: number): Record<string, unknown> | undefined {
     if (!(this.flags[i]! & F_PKT)) return undefined;
-    const r = this.record(i, F_PKT);
-    const len = this.x.getUint32(r, true);
-    return packetRecord(this.xb.subarray(r, r + 4 + len + 4 + this.x.getUint32(r + 4 + len, true)));
+    const k = this.x.getUint32(this.record(i, F_PKT), true);
+    return packetRecord(this.blob(k), this.blob(k + 1));
   }
   /** pkt(i) later: decoded on the first call (the frame's bytes stay alive as long as the function does) */
   pktLater(i: number): () => Record<string, unknown> {
@@ -178,7 +181,7 @@ export class EventFrame {
     if (flag === F_TEXT) return r;
     if (f & F_TEXT) r += 4;
     if (flag === F_PKT) return r;
-    if (f & F_PKT) { const len = this.x.getUint32(r, true); r += 4 + len; r += 4 + this.x.getUint32(r, true); }
+    if (f & F_PKT) r += 4;
     return r;   // F_WC
   }
   private str(r: number, len: number, skip: number): string {
@@ -210,13 +213,11 @@ function intern(b: Uint8Array): string {
   return v;
 }
 
-/** a PKT record (u32 length + bytes, u32 length + decoded headers JSON) as { ...headers, hex } */
-function packetRecord(rec: Uint8Array): Record<string, unknown> {
-  const v = new DataView(rec.buffer, rec.byteOffset, rec.byteLength);
-  const len = v.getUint32(0, true);
-  const hdr = JSON.parse(utf8.decode(rec.subarray(8 + len))) as Record<string, unknown>;
+/** a packet's bytes and decoded headers (JSON) as { ...headers, hex } */
+function packetRecord(bytes: Uint8Array, headers: Uint8Array): Record<string, unknown> {
+  const hdr = JSON.parse(utf8.decode(headers)) as Record<string, unknown>;
   let hex = '';
-  for (let k = 4; k < 4 + len; k++) hex += HEX[rec[k]!];
+  for (let k = 0; k < bytes.length; k++) hex += HEX[bytes[k]!];
   return { ...hdr, hex };
 }
 
@@ -246,9 +247,9 @@ export function decodeFrames(data: ArrayBuffer | ArrayBufferView): EventFrame[] 
     if (end - at < FRAME_HEADER_BYTES) throw new Error(`event frame: ${end - at} trailing bytes, not a frame`);
     const h = new DataView(buf, at, FRAME_HEADER_BYTES);
     if (h.getUint32(0, true) !== FRAME_MAGIC) throw new Error(`event frame: bad magic at byte ${at}`);
-    const total = h.getUint32(4, true); const n = h.getUint32(8, true); const xb = h.getUint32(24, true); const sb = h.getUint32(28, true);
-    const need = FRAME_HEADER_BYTES + ((n * 63 + 7) & ~7) + ((xb + 7) & ~7) + ((sb + 7) & ~7);
-    if (total !== need || at + total > end) throw new Error(`event frame: size ${total} does not fit ${n} events, ${xb} extra and ${sb} string bytes in ${end - at} bytes`);
+    const total = h.getUint32(4, true); const n = h.getUint32(8, true); const xb = h.getUint32(24, true); const bb = h.getUint32(28, true);
+    const need = FRAME_HEADER_BYTES + ((n * 63 + 7) & ~7) + ((xb + 7) & ~7) + ((bb + 7) & ~7);
+    if (total !== need || at + total > end) throw new Error(`event frame: size ${total} does not fit ${n} events, ${xb} extra and ${bb} blob bytes in ${end - at} bytes`);
     out.push(new EventFrame(buf, at, total));
     at += total;
   }

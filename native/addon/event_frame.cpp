@@ -2,7 +2,9 @@
 #include "event_frame.h"
 
 #include <cstring>
+#include <deque>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "event_json.h"
@@ -28,6 +30,16 @@ void put_u32(std::string& x, uint32_t v) {
 }
 void put_u64(std::string& x, uint64_t v) { put_u32(x, static_cast<uint32_t>(v)); put_u32(x, static_cast<uint32_t>(v >> 32)); }
 
+// The event's text as the protocol gives it (an async event without one: the ibv_event_type name), as a view
+// into storage that outlives the frame being written.
+std::string_view text_of(const Event& e, std::deque<std::string>& made) {
+  if (!e.text.empty() || e.kind != EventKind::AsyncEvent) return e.text;
+  const auto& names = json::names().event_type;
+  auto it = names.find(static_cast<uint32_t>(e.a));
+  if (it != names.end()) return it->second;
+  return made.emplace_back("UNKNOWN(" + std::to_string(e.a) + ")");
+}
+
 template <typename T>
 void put_col(uint8_t*& p, const T* v, size_t n) { std::memcpy(p, v, n * sizeof(T)); p += n * sizeof(T); }
 
@@ -40,10 +52,19 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
   std::vector<uint32_t> u32(3 * n);
   std::vector<uint8_t> u8(3 * n);
   std::string extras;
-  // each distinct text once per frame (under a flood a few texts repeat in every frame)
-  std::unordered_map<std::string, uint32_t> text_ids;
-  std::string strings;
-  uint32_t n_strings = 0;
+  // blobs: each distinct text, packet and packet decode once per frame (under a flood a few texts repeat in every
+  // frame, and a packet delivered in the same session is both a PacketSent and a PacketReceived event)
+  std::unordered_map<std::string_view, uint32_t> blob_ids;   // texts (views into evs / the name tables) -> index
+  std::unordered_map<std::string_view, uint32_t> packet_ids;   // packet bytes (views into evs) -> index of the pair
+  std::deque<std::string> unnamed;                          // texts made here ("UNKNOWN(n)"), stable for the views
+  std::string decode;
+  std::string blobs;
+  uint32_t n_blobs = 0;
+  auto blob = [&](std::string_view b) {
+    auto [it, fresh] = blob_ids.try_emplace(b, n_blobs);
+    if (fresh) { n_blobs++; put_u32(blobs, static_cast<uint32_t>(b.size())); blobs.append(b.data(), b.size()); }
+    return it->second;
+  };
   for (size_t i = 0; i < n; i++) {
     const Event& e = evs[i];
     const uint64_t nums[4] = {e.a, e.b, e.c, e.d};
@@ -55,7 +76,7 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
     const uint8_t ok_id = obj_kind_id(e.obj_kind);
     uint8_t flags = (e.kind != EventKind::KeyCheck || e.ok) ? kOk : 0;
     const bool big = e.a > kMaxSafe || e.b > kMaxSafe || e.c > kMaxSafe || e.d > kMaxSafe;
-    const std::string text = json::event_text(e);
+    const std::string_view text = text_of(e, unnamed);
     const bool wc = e.kind == EventKind::Cqe || e.kind == EventKind::WqeCompleted;
     if (big) flags |= kBig;
     if (ok_id == kObjKindOther) flags |= kObjKindText;
@@ -67,19 +88,20 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
       off = static_cast<uint32_t>(extras.size());
       if (big) for (uint64_t v : nums) put_u64(extras, v);
       if (flags & kObjKindText) { put_u16(extras, static_cast<uint32_t>(e.obj_kind.size())); extras += e.obj_kind; }
-      if (flags & kText) {
-        auto [it, fresh] = text_ids.try_emplace(text, n_strings);
-        if (fresh) { n_strings++; put_u32(strings, static_cast<uint32_t>(text.size())); strings += text; }
-        put_u32(extras, it->second);
-      }
+      if (flags & kText) put_u32(extras, blob(text));
       if (flags & kPkt) {
-        put_u32(extras, static_cast<uint32_t>(e.pkt.size()));
-        extras.append(reinterpret_cast<const char*>(e.pkt.data()), e.pkt.size());
-        const size_t at = extras.size();
-        put_u32(extras, 0);
-        json::append_packet_headers(extras, e.pkt);
-        const uint32_t len = static_cast<uint32_t>(extras.size() - at - 4);
-        for (int k = 0; k < 4; k++) extras[at + k] = static_cast<char>(len >> (8 * k));
+        // the packet's bytes and, in the next blob, its decoded headers (once per distinct packet)
+        const std::string_view bytes(reinterpret_cast<const char*>(e.pkt.data()), e.pkt.size());
+        auto found = packet_ids.find(bytes);
+        if (found == packet_ids.end()) {
+          put_u32(blobs, static_cast<uint32_t>(bytes.size())); blobs.append(bytes.data(), bytes.size());
+          decode.clear();
+          json::append_packet_headers(decode, e.pkt);
+          put_u32(blobs, static_cast<uint32_t>(decode.size())); blobs += decode;
+          found = packet_ids.emplace(bytes, n_blobs).first;
+          n_blobs += 2;
+        }
+        put_u32(extras, found->second);
       }
       if (wc) {
         const Wc& c = e.wc;
@@ -97,13 +119,13 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
   }
   auto pad8 = [](size_t v) { return (v + 7) & ~static_cast<size_t>(7); };
   const size_t cols = pad8(n * (6 * 8 + 3 * 4 + 3));
-  const size_t total = kHeaderBytes + cols + pad8(extras.size()) + pad8(strings.size());
+  const size_t total = kHeaderBytes + cols + pad8(extras.size()) + pad8(blobs.size());
   const size_t base = out.size();
   out.resize(base + total, 0);
   uint8_t* p = out.data() + base;
   const double first = n ? static_cast<double>(evs.front().seq) : 0;
   const uint32_t head[8] = {kMagic, static_cast<uint32_t>(total), static_cast<uint32_t>(n), 0, 0, 0,
-                            static_cast<uint32_t>(extras.size()), static_cast<uint32_t>(strings.size())};
+                            static_cast<uint32_t>(extras.size()), static_cast<uint32_t>(blobs.size())};
   std::memcpy(p, head, sizeof head);   // host order: little-endian on every platform the addon builds for
   std::memcpy(p + 16, &first, 8);
   p += kHeaderBytes;
@@ -111,7 +133,7 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
   put_col(p, u32.data(), u32.size());
   put_col(p, u8.data(), u8.size());
   std::memcpy(out.data() + base + kHeaderBytes + cols, extras.data(), extras.size());
-  std::memcpy(out.data() + base + kHeaderBytes + cols + pad8(extras.size()), strings.data(), strings.size());
+  std::memcpy(out.data() + base + kHeaderBytes + cols + pad8(extras.size()), blobs.data(), blobs.size());
 }
 
 }  // namespace vl::frame

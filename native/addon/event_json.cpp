@@ -164,10 +164,6 @@ void event(Writer& w, const Event& e) {
 
 void set_names(Names n) { g_names = std::move(n); g_have = true; }
 const Names& names() { return g_names; }
-std::string event_text(const Event& e) {
-  if (!e.text.empty() || e.kind != EventKind::AsyncEvent) return e.text;
-  return name_of(g_names.event_type, static_cast<uint32_t>(e.a));
-}
 void append_packet_headers(std::string& out, const std::vector<uint8_t>& bytes) {
   Writer w(out);
   packet(w, bytes, false);

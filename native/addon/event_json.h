@@ -20,8 +20,6 @@ struct Names {
 void set_names(Names n);
 bool have_names();
 const Names& names();
-// The event's text as the protocol gives it (an async event without one: the ibv_event_type name).
-std::string event_text(const Event& e);
 // A packet's decoded headers as JSON, { len, opcode, opcodeName, ..., icrc } without "hex" (or { len, error }).
 void append_packet_headers(std::string& out, const std::vector<uint8_t>& bytes);
 
