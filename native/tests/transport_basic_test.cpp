@@ -65,3 +65,28 @@ TEST(TransportBasic, RcSendRecvReadAtomic) {
   EXPECT_EQ(o2, 42u);
   EXPECT_EQ(now, 1000u);
 }
+
+// ibv_post_send semantics: a WR that does not fit stops the post (ENOMEM, bad_wr), and the WRs before it are
+// posted and executed, also when nothing else is posted afterwards (the requester is scheduled for them).
+TEST(TransportBasic, PartialPostExecutesTheWrsBeforeTheBadOne) {
+  Pair p("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC, false, 8);
+  pattern(p.s, p.a.buf.addr, 1024, 5);
+  for (int round = 0; round < 3; round++) {
+    std::vector<SendWr> wrs(12);
+    for (uint32_t i = 0; i < wrs.size(); i++) {
+      SendWr& w = wrs[i];
+      w.wr_id = round * 100 + i; w.opcode = WR_RDMA_WRITE; w.send_flags = i == 7 ? SEND_SIGNALED : 0;
+      w.sg_list = {{p.a.buf.addr + i * 64, 64, p.a.mr.lkey}};
+      w.remote_addr = p.b.buf.addr + round * 1024 + i * 64; w.rkey = p.b.mr.rkey;
+    }
+    auto r = p.s.post_send(p.a.qp, wrs);
+    EXPECT_EQ(r.err, ENOMEM);
+    EXPECT_EQ(r.bad_wr, 8u);                               // max_send_wr 8: WRs 0..7 posted
+    p.s.run();
+    auto wc = p.poll(p.a.scq);
+    ASSERT_EQ(wc.size(), 1u) << "round " << round;        // WR 7 (signaled) completed: 0..7 ran
+    EXPECT_EQ(wc[0].wr_id, round * 100 + 7u);
+    EXPECT_EQ(wc[0].status, WC_SUCCESS);
+    EXPECT_EQ(read(p.s, p.a.buf.addr, 512), read(p.s, p.b.buf.addr + round * 1024, 512));
+  }
+}

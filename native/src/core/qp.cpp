@@ -344,7 +344,13 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
   Qp& q = *qq;
   const Profile& pr = dev(q.dev)->profile;
   const uint32_t type = q.init.qp_type;
-  auto bad = [&](size_t i, int err, std::string msg) { r.err = err; r.bad_wr = i; r.msg = "wr[" + std::to_string(i) + "]" + msg; return r; };
+  // A failing WR stops the post, but the WRs before it are posted (ibv_post_send's bad_wr): the requester is
+  // scheduled for them as after a full post (rxe rings the doorbell after its loop either way).
+  auto bad = [&](size_t i, int err, std::string msg) {
+    r.err = err; r.bad_wr = i; r.msg = "wr[" + std::to_string(i) + "]" + msg;
+    if (i > 0) { schedule_req(q); if (inline_run) run_to_idle(); }
+    return r;
+  };
   if (q.state == QPS_RESET || q.state == QPS_INIT || q.state == QPS_RTR) {
     r.err = EINVAL; r.msg = std::string("qp: state ") + qp_state_name(q.state) + ", post_send needs RTS"; return r;
   }
