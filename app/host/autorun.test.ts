@@ -129,3 +129,41 @@ describe('load generator (engine.traffic)', () => {
     expect(ex.exec({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: other, wrs: [wr] } } as never)).toMatchObject({ ok: false, error: { field: 'command.args.cq' } });
   });
 });
+
+describe('engine.step with the load generator', () => {
+  it('runs exactly as one engine step at a time with a refill every 256 steps and whenever the engine runs dry', () => {
+    const wrsOf = (s: ReturnType<typeof setup>) => Array.from({ length: 40 }, (_, i) => ({
+      wrId: i, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: i % 8 === 7 ? ['IBV_SEND_SIGNALED'] : [],
+      sgList: [{ addr: s.ba.addr, length: 4 + (i % 5) * 64, lkey: s.ma.lkey }], remoteAddr: s.bb.addr + (i % 4) * 512, rkey: s.mb.rkey,
+    }));
+    const run = (reference: boolean) => {
+      const ex = new NativeExecutor({ seed: 5 });
+      try {
+        const s = setup({ execute: (c) => ex.exec(c) });
+        s.x({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, wrs: wrsOf(s) } });
+        ex.drainEvents();
+        let steps = 0;
+        if (reference) {
+          // the definition: one native step per iteration
+          const priv = ex as unknown as { traffic: { on: boolean }; s: { step(): boolean }; pumpTraffic(t: unknown): number };
+          const tr = priv.traffic;
+          while (steps < 20_000) {
+            if (tr.on && steps % 256 === 0) priv.pumpTraffic(tr);
+            if (!priv.s.step()) { if (tr.on && priv.pumpTraffic(tr) > 0) continue; break; }
+            steps++;
+          }
+        } else {
+          steps = s.x({ cmd: 'engine.step', args: { count: 20_000 } }).steps;
+        }
+        return { steps, events: ex.drainEvents(), traffic: s.x({ cmd: 'engine.traffic', args: { on: false } }).traffic };
+      } finally { ex.close(); }
+    };
+    const a = run(true);
+    const b = run(false);
+    expect(a.events.length).toBeGreaterThan(1000);
+    expect(a.traffic.posted).toBeGreaterThan(100);
+    expect(b.steps).toBe(a.steps);
+    expect(b.traffic).toEqual(a.traffic);
+    expect(b.events).toEqual(a.events);
+  });
+});
