@@ -37,7 +37,7 @@ std::string_view text_of(const Event& e, std::deque<std::string>& made) {
   const auto& names = json::names().event_type;
   auto it = names.find(static_cast<uint32_t>(e.a));
   if (it != names.end()) return it->second;
-  return made.emplace_back("UNKNOWN(" + std::to_string(e.a) + ")");
+  return made.emplace_back("UNKNOWN(" + std::to_string(static_cast<uint32_t>(e.a)) + ")");
 }
 
 template <typename T>
