@@ -167,3 +167,22 @@ describe('engine.step with the load generator', () => {
     expect(b.events).toEqual(a.events);
   });
 });
+
+describe('the load generator\'s WR cache (addon)', () => {
+  it('posts a slice of the WRs converted once, and refuses a slice outside the cache, naming it', () => {
+    const ex = new NativeExecutor();
+    try {
+      const s = setup({ execute: (c) => ex.exec(c) });
+      const native = (ex as unknown as { s: { set_send_wr_cache(w: unknown[]): number; post_send_cached(q: number, a: number, n: number): { err: number; badWr: number } } }).s;
+      const wrs = [0, 1, 2, 3].map((i) => ({ wrId: 40 + i, opcode: 0, sendFlags: i === 3 ? 2 : 0, sgList: [{ addr: s.ba.addr, length: 4, lkey: s.ma.lkey }], remoteAddr: s.bb.addr + 128 * i, rkey: s.mb.rkey }));
+      expect(native.set_send_wr_cache(wrs)).toBe(4);
+      expect(native.post_send_cached(s.qa, 2, 2)).toMatchObject({ err: 0 });
+      s.x({ cmd: 'engine.run', args: {} });
+      const wc = s.x({ cmd: 'cq.poll', args: { cq: s.ca, max: 4 } }).wcs;
+      expect(wc.map((w: { wrId: number }) => w.wrId)).toEqual([43]);
+      for (const k of [2, 3]) expect(s.x({ cmd: 'memory.read', args: { addr: s.bb.addr + 128 * k, length: 4 } }).hex).toBe('cafebabe');
+      expect(s.x({ cmd: 'memory.read', args: { addr: s.bb.addr, length: 4 } }).hex).toBe('00000000');   // WR 0 not posted
+      expect(() => native.post_send_cached(s.qa, 3, 2)).toThrow(/start, count: \[3, \+2\) is outside the cache of 4 WRs/);
+    } finally { ex.close(); }
+  });
+});

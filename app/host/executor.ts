@@ -326,7 +326,7 @@ export class NativeExecutor implements Executor {
     // the list is a ring: each pump posts the next (at most) 64 WRs of it, from where the last post stopped, so
     // every WR (the signaled ones too) is posted in turn and a pump converts few WRs for the addon
     const n = Math.min(64, t.wrs.length - t.cursor);
-    const r = s.post_send(t.qp, t.cursor === 0 && n === t.wrs.length ? t.wrs : t.wrs.slice(t.cursor, t.cursor + n));
+    const r = s.post_send_cached(t.qp, t.cursor, n);   // the WRs were converted once (engine.traffic)
     const posted = r.err ? r.badWr : n;
     t.cursor = (t.cursor + posted) % t.wrs.length;
     if (r.err && r.err !== 12 /* ENOMEM: send queue full, try again later */) { t.on = false; t.stopped = `post_send: ${errnoName(r.err)}: ${r.msg}`; }
@@ -660,6 +660,7 @@ export class NativeExecutor implements Executor {
         if (!q) return fail('EINVAL', `engine.traffic: no QP ${a.qp}`, 'command.args.qp');
         if (a.cq !== undefined && q.init.sendCq !== a.cq) return fail('EINVAL', `engine.traffic: CQ ${a.cq} is not the send CQ of QP ${a.qp} (${q.init.sendCq})`, 'command.args.cq');
         this.traffic = { on: true, qp: a.qp, cq: q.init.sendCq, wrs: a.wrs.map((w) => this.sendWr(w)), cursor: 0, posted: 0, completed: 0 };
+        s.set_send_wr_cache(this.traffic.wrs);
         return ok({ traffic: this.trafficView(this.traffic) });
       }
       case 'engine.run': {

@@ -111,6 +111,9 @@ export interface NativeSession {
   run(maxSteps?: number): U64;
   now_ns(): U64;
   drain_events(max?: number): NEvent[];
+  /** the load generator's WRs, converted once; post_send_cached posts a slice of them like post_send */
+  set_send_wr_cache(wrs: NSendWr[]): number;
+  post_send_cached(qp: number, start: number, count: number): NPost;
   /** up to max events as protocol JSON text (native/addon/event_json.h); lifecycle events also as objects */
   drain_events_json(max?: number): { json: string; count: number; first: U64; objects: NEvent[] };
   /** up to max events as one binary event frame (app/protocol/eventframe.ts); lifecycle events also as objects */

@@ -492,6 +492,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::Run>("run"),
       InstanceMethod<&SessionWrap::NowNs>("now_ns"),
       InstanceMethod<&SessionWrap::DrainEvents>("drain_events"),
+      InstanceMethod<&SessionWrap::SetSendWrCache>("set_send_wr_cache"),
+      InstanceMethod<&SessionWrap::PostSendCached>("post_send_cached"),
       InstanceMethod<&SessionWrap::DrainEventsJson>("drain_events_json"),
       InstanceMethod<&SessionWrap::DrainEventsFrame>("drain_events_frame"),
       InstanceMethod<&SessionWrap::SetEventCapture>("set_event_capture"),
@@ -514,6 +516,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
 
  private:
   std::unique_ptr<vl::Session> s_;
+  std::vector<vl::SendWr> wr_cache_;   // set_send_wr_cache
   // UDP transports of devices put on the network (destroyed before the session, and before their device)
   std::map<uint32_t, std::unique_ptr<vl::net::UdpTransport>> nets_;
 
@@ -869,6 +872,31 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto wrs = c.send_wrs(info[1], "wrs");
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
+    return PostObj(env, s->post_send(h, wrs));
+  }
+  // The load generator's WRs, converted from JS once (engine.traffic) instead of at every refill:
+  // set_send_wr_cache(wrs) keeps them (replacing any before); post_send_cached(qp, start, count) posts
+  // cache[start, start + count) exactly as post_send would.
+  Napi::Value SetSendWrCache(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto wrs = c.send_wrs(info[0], "wrs");
+    if (c.thrown()) return env.Undefined();
+    wr_cache_ = std::move(wrs);
+    return Napi::Number::New(env, static_cast<double>(wr_cache_.size()));
+  }
+  Napi::Value PostSendCached(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "qp");
+    auto start = c.u32(info[1], "start");
+    auto count = c.u32(info[2], "count");
+    if (c.thrown()) return env.Undefined();
+    if (start > wr_cache_.size() || count > wr_cache_.size() - start) {
+      Napi::RangeError::New(env, "start, count: [" + std::to_string(start) + ", +" + std::to_string(count) + ") is outside the cache of " +
+                                     std::to_string(wr_cache_.size()) + " WRs").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    auto* s = S(env); if (!s) return env.Undefined();
+    const std::vector<vl::SendWr> wrs(wr_cache_.begin() + start, wr_cache_.begin() + start + count);
     return PostObj(env, s->post_send(h, wrs));
   }
   Napi::Value PostRecv(const Napi::CallbackInfo& info) {
