@@ -12,12 +12,10 @@ import { Journal, READ_ONLY } from './journal.ts';
 export interface HostExecutor extends Executor {
   autorun: { on: boolean; stepsPerSecond: number };
   takeDropped?(): number;
-  /** exec() that leaves the events in the device for drainEventsText() (NativeExecutor) */
+  /** exec() that leaves the events in the device for drainEventChunks() (NativeExecutor) */
   execBulk?(command: Command): ExecResult;
-  /** the events as protocol JSON text chunks (NativeExecutor) */
-  drainEventsText?(maxPerChunk?: number): (EventChunk & { objects: DeviceEvent[] })[];
-  /** the events as binary event frames (NativeExecutor) */
-  drainEventsFrames?(maxPerFrame?: number): (EventChunk & { objects: DeviceEvent[] })[];
+  /** the events as binary event frames or protocol JSON text chunks, lifecycle events also as objects (NativeExecutor) */
+  drainEventChunks?(format: 'frames' | 'json', maxPerChunk?: number): (EventChunk & { objects: DeviceEvent[] })[];
   /** true while a device is on a real network (the host then polls the UDP transport in real time) */
   netActive?(): boolean;
   /** receive datagrams and run the engine actions due now, without waiting; returns the work done */
@@ -164,9 +162,8 @@ export class HostCore {
   /** Queue the device's new events for the clients. `bulk` (the autorun tick): as binary event frames (or JSON
    *  text) written by the addon, without a JS object per event. */
   pumpEvents(bulk = false): void {
-    const frames = this.opts.eventFrames !== false && this.executor.drainEventsFrames;
-    if (bulk && (frames || this.executor.drainEventsText) && this.textEvents()) {
-      const chunks = frames ? this.executor.drainEventsFrames!() : this.executor.drainEventsText!();
+    if (bulk && this.executor.drainEventChunks && this.textEvents()) {
+      const chunks = this.executor.drainEventChunks(this.opts.eventFrames === false ? 'json' : 'frames');
       const dropped = this.executor.takeDropped?.() ?? 0;
       if (chunks.length || dropped) this.batcher.pushChunks(chunks, dropped);
       return;

@@ -34,7 +34,7 @@ function eventsOf(file: string, via: 'objects' | 'text' | 'frames'): { events: D
         exec: (c) => ex.execBulk(c),
         drainEvents: () => {
           // small chunks: chunk boundaries are exercised too
-          const chunks = via === 'text' ? ex.drainEventsText(7) : ex.drainEventsFrames(7);
+          const chunks = ex.drainEventChunks(via === 'text' ? 'json' : 'frames', 7);
           const evs = chunks.flatMap((c) => (c.frame !== undefined ? frameEvents(c.frame) : (JSON.parse(`[${c.json}]`) as DeviceEvent[])));
           seen.push(...evs); return evs;
         },
@@ -72,7 +72,7 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
     try {
       expect(ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } }).ok).toBe(true);
       expect(ex.execBulk({ cmd: 'pd.alloc', args: { device: 1 } } as never).ok).toBe(true);
-      const chunks = ex.drainEventsText(1);
+      const chunks = ex.drainEventChunks('json', 1);
       expect(chunks.length).toBeGreaterThan(1);
       expect(chunks.flatMap((c) => c.objects).map((e) => e.kind)).toContain('ObjectCreated');
       const sent: (EventText | EventBinary)[] = [];
@@ -92,7 +92,7 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
     try {
       expect(ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } }).ok).toBe(true);
       expect(ex.execBulk({ cmd: 'pd.alloc', args: { device: 1 } } as never).ok).toBe(true);
-      const chunks = ex.drainEventsFrames(1);
+      const chunks = ex.drainEventChunks('frames', 1);
       expect(chunks.length).toBeGreaterThan(1);
       expect(chunks.every((c) => c.frame instanceof Uint8Array && c.frame.byteLength % 8 === 0)).toBe(true);
       const sent: (EventText | EventBinary)[] = [];
@@ -116,7 +116,7 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
     const ex = new mod!.NativeExecutor({ seed: 3 });
     try {
       ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } });
-      const msg = concatFrames(ex.drainEventsFrames(1).map((c) => c.frame!), 2);
+      const msg = concatFrames(ex.drainEventChunks('frames', 1).map((c) => c.frame!), 2);
       const more = addDropped(msg, 40);
       expect(decodeFrames(more)[0]!.dropped).toBe(42);
       expect(decodeFrames(msg)[0]!.dropped).toBe(2);
@@ -130,7 +130,7 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
     const ex = new mod!.NativeExecutor({ seed: 3 });
     try {
       ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } });
-      const f = ex.drainEventsFrames()[0]!.frame!;
+      const f = ex.drainEventChunks('frames')[0]!.frame!;
       expect(() => decodeFrames(f.subarray(0, f.byteLength - 8))).toThrow(/does not fit/);
     } finally { ex.close(); }
   });

@@ -159,49 +159,32 @@ export class NativeExecutor implements Executor {
   }
 
   private bulk = false;
-  /** Like exec(), but the command's events stay in the native session for drainEventsText() (the autorun tick:
-   *  a flood of events that goes to the console as JSON text without a JS object per event). */
+  /** Like exec(), but the command's events stay in the native session for drainEventChunks() (the autorun tick:
+   *  a flood of events that goes to the console without a JS object per event). */
   execBulk(command: Command): ExecResult {
     this.bulk = true;
     try { return this.exec(command); } finally { this.bulk = false; }
   }
 
-  /** Every event not yet drained, oldest first, as protocol JSON text in chunks of at most `maxPerChunk` native
-   *  events; the lifecycle events (created / destroyed / modified) also as objects. Same events, same values as
-   *  drainEvents() (app/host/eventjson.test.ts). */
-  drainEventsText(maxPerChunk = 2000): ExecEventChunk[] {
+  /** Every event not yet drained, oldest first, without a JS object per event: as binary event frames
+   *  (app/protocol/eventframe.ts; `format` 'frames') or as protocol JSON text ('json'), in chunks of at most
+   *  `maxPerChunk` native events; the lifecycle events (created / destroyed / modified) also as objects. Events
+   *  already drained into JS objects (by exec) come first, as a text chunk. Same events, same values as drainEvents()
+   *  (app/host/eventjson.test.ts). */
+  drainEventChunks(format: 'frames' | 'json', maxPerChunk = 2000): ExecEventChunk[] {
     const out: ExecEventChunk[] = [];
     if (this.pending.length) {
       const evs = this.pending; this.pending = [];
       out.push({ json: evs.map((e) => JSON.stringify(e)).join(','), count: evs.length, first: evs[0]!.seq, objects: evs.filter((e) => e.kind.startsWith('Object')) });
     }
     for (;;) {
-      const r = this.s.drain_events_json(maxPerChunk);
+      const r = format === 'frames' ? this.s.drain_events_frame(maxPerChunk) : this.s.drain_events_json(maxPerChunk);
       if (!r.count) break;
       const objects = r.objects.map(eventOut);
       for (const e of objects) this.track(e);
-      out.push({ json: r.json, count: r.count, first: u64n(r.first), objects });
+      const first = u64n(r.first);
+      out.push('frame' in r ? { frame: r.frame, count: r.count, first, objects } : { json: r.json, count: r.count, first, objects });
       if (r.count < maxPerChunk) break;
-    }
-    return out;
-  }
-
-  /** Every event not yet drained, oldest first, as binary event frames (app/protocol/eventframe.ts) of at most
-   *  `maxPerFrame` native events; the lifecycle events also as objects. Events already drained into JS objects
-   *  (by exec) come first, as a text chunk. Same events, same values as drainEvents() (app/host/eventjson.test.ts). */
-  drainEventsFrames(maxPerFrame = 2000): ExecEventChunk[] {
-    const out: ExecEventChunk[] = [];
-    if (this.pending.length) {
-      const evs = this.pending; this.pending = [];
-      out.push({ json: evs.map((e) => JSON.stringify(e)).join(','), count: evs.length, first: evs[0]!.seq, objects: evs.filter((e) => e.kind.startsWith('Object')) });
-    }
-    for (;;) {
-      const r = this.s.drain_events_frame(maxPerFrame);
-      if (!r.count) break;
-      const objects = r.objects.map(eventOut);
-      for (const e of objects) this.track(e);
-      out.push({ frame: r.frame, count: r.count, first: u64n(r.first), objects });
-      if (r.count < maxPerFrame) break;
     }
     return out;
   }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { Command, FromHost } from '../protocol/index.ts';
+import type { Command, DeviceEvent, FromHost } from '../protocol/index.ts';
 import type { ExecResult } from './api.ts';
 import type { HostExecutor } from './core.ts';
 import { ScenarioHostCore } from './recorder.ts';
@@ -123,6 +123,40 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     okr({ cmd: 'scenario.remove', args: { step: 1 } });
     const refused = x({ cmd: 'scenario.save', args: {} });
     expect(refused.ok === false && refused.error.message).toMatch(/step \d+ \(mr\.reg\) args\.pd: unknown name "pd0"/);
+    core.close();
+  });
+
+  it('keeps keys current when a bind completes inside an autorun tick (the binary event path), so later steps name them', () => {
+    const { core, okr } = host();
+    const d0 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
+    const d1 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
+    const pdA = okr({ cmd: 'pd.alloc', args: { device: d0 } }).pd as number;
+    const pdB = okr({ cmd: 'pd.alloc', args: { device: d1 } }).pd as number;
+    const bufA = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
+    const bufB = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
+    const mrA = okr({ cmd: 'mr.reg', args: { pd: pdA, addr: bufA.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE'] } });
+    const mrB = okr({ cmd: 'mr.reg', args: { pd: pdB, addr: bufB.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE', 'IBV_ACCESS_MW_BIND'] } });
+    const cqA = okr({ cmd: 'cq.create', args: { device: d0, cqe: 16 } }).cq as number;
+    const cqB = okr({ cmd: 'cq.create', args: { device: d1, cqe: 16 } }).cq as number;
+    const qpA = okr({ cmd: 'qp.create', args: { pd: pdA, sendCq: cqA, recvCq: cqA, qpType: 'IBV_QPT_RC' } }).qp as number;
+    const qpB = okr({ cmd: 'qp.create', args: { pd: pdB, sendCq: cqB, recvCq: cqB, qpType: 'IBV_QPT_RC' } }).qp as number;
+    okr({ cmd: 'qp.connect', args: { qp: qpA, peer: qpB } });
+    const mw = okr({ cmd: 'mw.alloc', args: { pd: pdB, type: 'IBV_MW_TYPE_2' } });
+    const bound = (mw.rkey as number) ^ 1;
+    okr({ cmd: 'post.send', args: { qp: qpB, wrs: [{ wrId: 60, opcode: 'IBV_WR_BIND_MW', mw: mw.mw, bindRkey: bound, bindMr: mrB.mr, bindAddr: bufB.addr, bindLength: 512, bindAccess: ['IBV_ACCESS_REMOTE_WRITE'] }] } });
+    // the bind completes inside an autorun tick: its events leave the device in bulk (binary frames), not through a
+    // command; the recorder sees its lifecycle events all the same
+    const rec = (core.scenario as unknown as { recorder: { observe(e: readonly DeviceEvent[]): void } }).recorder;
+    const observed: DeviceEvent[] = [];
+    const observe = rec.observe.bind(rec);
+    rec.observe = (evs) => { observed.push(...evs); observe(evs); };
+    expect(core.executor.execBulk!({ cmd: 'engine.step', args: { count: 50 } }).ok).toBe(true);
+    core.pumpEvents(true);
+    expect(observed.filter((e) => e.kind === 'ObjectModified' && e.objKind === 'mw').map((e) => e.a)).toEqual([bound]);
+    okr({ cmd: 'post.send', args: { qp: qpA, wrs: [{ wrId: 1, opcode: 'IBV_WR_RDMA_WRITE', sgList: [{ addr: bufA.addr, length: 4, lkey: mrA.lkey }], remoteAddr: bufB.addr, rkey: bound }] } });
+    const steps = (okr({ cmd: 'scenario.get', args: {} }) as { recording: { steps: { cmd: string; args: Record<string, unknown> }[] } }).recording.steps;
+    const write = steps.filter((s) => s.cmd === 'post.send').pop()!;
+    expect(JSON.stringify(write.args)).toContain('"rkey":"$mw0.rkey"');
     core.close();
   });
 

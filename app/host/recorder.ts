@@ -126,11 +126,12 @@ export class ScenarioHost {
     // journal entries replayed at start are recorded with their real outcomes
     const drain = executor.drainEvents.bind(executor);
     executor.drainEvents = (max?: number) => { const evs = drain(max); if (evs.length) this.tapped(evs); return evs; };
-    // the autorun tick's text path: the lifecycle events (all observe() needs); a replay needs every event
+    // the autorun tick's bulk path (frames or JSON text): the lifecycle events (all observe() needs); a replay needs
+    // every event
     const hx = executor as HostExecutor;
-    if (hx.drainEventsText) {
-      const drainText = hx.drainEventsText.bind(executor);
-      hx.drainEventsText = (max?: number) => { const cs = drainText(max); for (const c of cs) if (c.objects.length) this.tapped(c.objects); return cs; };
+    if (hx.drainEventChunks) {
+      const drainChunks = hx.drainEventChunks.bind(executor);
+      hx.drainEventChunks = (format, max) => { const cs = drainChunks(format, max); for (const c of cs) if (c.objects.length) this.tapped(c.objects); return cs; };
     }
     core.textEvents = () => !this.replay?.active;
     const exec = executor.exec.bind(executor);

@@ -25,7 +25,7 @@ function batchesOf(file: string): (EventFrame[] | DeviceEvent[])[] {
   const drive: Executor = {
     exec: (c) => ex.execBulk(c),
     drainEvents: () => {
-      for (const c of ex.drainEventsFrames(5)) out.push(c.frame !== undefined ? decodeFrames(c.frame) : (JSON.parse(`[${c.json}]`) as DeviceEvent[]));
+      for (const c of ex.drainEventChunks('frames', 5)) out.push(c.frame !== undefined ? decodeFrames(c.frame) : (JSON.parse(`[${c.json}]`) as DeviceEvent[]));
       return [];
     },
     pcap: () => ex.pcap(), close: () => ex.close(),
