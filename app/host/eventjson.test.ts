@@ -47,6 +47,15 @@ function eventsOf(file: string, via: 'objects' | 'text' | 'frames'): { events: D
   } finally { ex.close(); }
 }
 
+/** a device and a PD created through the bulk path: their events stay in the device for drainEventChunks */
+function makeDeviceAndPd(ex: InstanceType<Mod['NativeExecutor']>) {
+  expect(ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } }).ok).toBe(true);
+  expect(ex.execBulk({ cmd: 'pd.alloc', args: { device: 1 } } as never).ok).toBe(true);
+}
+/** a batcher that sends every push at once (no interval, no timer) */
+const sendingAtOnce = (sent: (EventText | EventBinary)[]) =>
+  new EventBatcher((m) => sent.push(m), { setTimer: (fn) => { fn(); return 0; }, now: () => 0, intervalMs: 0 });
+
 describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
   for (const f of files) {
     it(`${f}: same events as the object path`, () => {
@@ -70,13 +79,12 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
   it('a batch of native chunks is one message whose text parses to the same events', () => {
     const ex = new mod!.NativeExecutor({ seed: 3 });
     try {
-      expect(ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } }).ok).toBe(true);
-      expect(ex.execBulk({ cmd: 'pd.alloc', args: { device: 1 } } as never).ok).toBe(true);
+      makeDeviceAndPd(ex);
       const chunks = ex.drainEventChunks('json', 1);
       expect(chunks.length).toBeGreaterThan(1);
       expect(chunks.flatMap((c) => c.objects).map((e) => e.kind)).toContain('ObjectCreated');
       const sent: (EventText | EventBinary)[] = [];
-      const b = new EventBatcher((m) => sent.push(m), { setTimer: (fn) => { fn(); return 0; }, now: () => 0, intervalMs: 0 });
+      const b = sendingAtOnce(sent);
       b.pushChunks(chunks);
       expect(sent).toHaveLength(1);
       const msg = JSON.parse((sent[0] as EventText).text()) as { type: string; first: number; count: number; events: DeviceEvent[] };
@@ -90,13 +98,12 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
   it('frames from several drains make one binary message that decodes to the same events, with the dropped count', () => {
     const ex = new mod!.NativeExecutor({ seed: 3 });
     try {
-      expect(ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } }).ok).toBe(true);
-      expect(ex.execBulk({ cmd: 'pd.alloc', args: { device: 1 } } as never).ok).toBe(true);
+      makeDeviceAndPd(ex);
       const chunks = ex.drainEventChunks('frames', 1);
       expect(chunks.length).toBeGreaterThan(1);
       expect(chunks.every((c) => c.frame instanceof Uint8Array && c.frame.byteLength % 8 === 0)).toBe(true);
       const sent: (EventText | EventBinary)[] = [];
-      const b = new EventBatcher((m) => sent.push(m), { setTimer: (fn) => { fn(); return 0; }, now: () => 0, intervalMs: 0 });
+      const b = sendingAtOnce(sent);
       b.pushChunks(chunks, 5);
       expect(sent).toHaveLength(1);
       const msg = sent[0] as EventBinary;
