@@ -114,11 +114,6 @@ export class EventFrame {
     if (!(this.flags[i]! & F_TEXT)) return undefined;
     return this.blobText(this.x.getUint32(this.record(i, F_TEXT), true));
   }
-  /** the packet's bytes (a view) */
-  packetBytes(i: number): Uint8Array | undefined {
-    if (!(this.flags[i]! & F_PKT)) return undefined;
-    return this.blob(this.x.getUint32(this.record(i, F_PKT), true));
-  }
   /** the packet as the JSON path gives it: its decoded headers plus "hex" */
   pkt(i: number): Record<string, unknown> | undefined {
     if (!(this.flags[i]! & F_PKT)) return undefined;
