@@ -36,22 +36,29 @@ function host() {
   return { core, plugin, x, okr, batches, dir };
 }
 
+/** two devices with a PD, a 4 KiB buffer and an MR each (B's also remotely writable, plus `moreAccessB`), a CQ each
+ *  and two connected RC QPs, created through the host in this order (the recording names follow it) */
+function connectedPair(okr: ReturnType<typeof host>['okr'], moreAccessB: string[]) {
+  const d0 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
+  const d1 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
+  const pdA = okr({ cmd: 'pd.alloc', args: { device: d0 } }).pd as number;
+  const pdB = okr({ cmd: 'pd.alloc', args: { device: d1 } }).pd as number;
+  const bufA = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
+  const bufB = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
+  const mrA = okr({ cmd: 'mr.reg', args: { pd: pdA, addr: bufA.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE'] } });
+  const mrB = okr({ cmd: 'mr.reg', args: { pd: pdB, addr: bufB.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE', ...moreAccessB] } });
+  const cqA = okr({ cmd: 'cq.create', args: { device: d0, cqe: 16 } }).cq as number;
+  const cqB = okr({ cmd: 'cq.create', args: { device: d1, cqe: 16 } }).cq as number;
+  const qpA = okr({ cmd: 'qp.create', args: { pd: pdA, sendCq: cqA, recvCq: cqA, qpType: 'IBV_QPT_RC' } }).qp as number;
+  const qpB = okr({ cmd: 'qp.create', args: { pd: pdB, sendCq: cqB, recvCq: cqB, qpType: 'IBV_QPT_RC' } }).qp as number;
+  okr({ cmd: 'qp.connect', args: { qp: qpA, peer: qpB } });
+  return { pdA, pdB, bufA, bufB, mrA, mrB, cqA, cqB, qpA, qpB };
+}
+
 describe.skipIf(!make)('scenario plugin of the backend host', () => {
   it('records a console session with names and references, adds expectations from outcomes, and the saved file passes headless', () => {
     const { core, x, okr } = host();
-    const d0 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
-    const d1 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
-    const pdA = okr({ cmd: 'pd.alloc', args: { device: d0 } }).pd as number;
-    const pdB = okr({ cmd: 'pd.alloc', args: { device: d1 } }).pd as number;
-    const bufA = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
-    const bufB = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
-    const mrA = okr({ cmd: 'mr.reg', args: { pd: pdA, addr: bufA.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE'] } });
-    const mrB = okr({ cmd: 'mr.reg', args: { pd: pdB, addr: bufB.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE'] } });
-    const cqA = okr({ cmd: 'cq.create', args: { device: d0, cqe: 16 } }).cq as number;
-    const cqB = okr({ cmd: 'cq.create', args: { device: d1, cqe: 16 } }).cq as number;
-    const qpA = okr({ cmd: 'qp.create', args: { pd: pdA, sendCq: cqA, recvCq: cqA, qpType: 'IBV_QPT_RC' } }).qp as number;
-    const qpB = okr({ cmd: 'qp.create', args: { pd: pdB, sendCq: cqB, recvCq: cqB, qpType: 'IBV_QPT_RC' } }).qp as number;
-    okr({ cmd: 'qp.connect', args: { qp: qpA, peer: qpB } });
+    const { bufA, bufB, mrA, mrB, cqA, qpA } = connectedPair(okr, []);
     okr({ cmd: 'memory.write', args: { addr: bufA.addr, data: 'cafebabe' } });
     okr({ cmd: 'memory.read', args: { addr: bufA.addr, length: 4 } });   // a read: not a step
     okr({ cmd: 'post.send', args: { qp: qpA, wrs: [{ wrId: 7, opcode: 'IBV_WR_RDMA_WRITE', sgList: [{ addr: bufA.addr, length: 4, lkey: mrA.lkey }], remoteAddr: (bufB.addr as number) + 8, rkey: mrB.rkey }] } });
@@ -128,19 +135,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
 
   it('keeps keys current when a bind completes inside an autorun tick (the binary event path), so later steps name them', () => {
     const { core, okr } = host();
-    const d0 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
-    const d1 = okr({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
-    const pdA = okr({ cmd: 'pd.alloc', args: { device: d0 } }).pd as number;
-    const pdB = okr({ cmd: 'pd.alloc', args: { device: d1 } }).pd as number;
-    const bufA = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
-    const bufB = okr({ cmd: 'buffer.alloc', args: { length: 4096 } });
-    const mrA = okr({ cmd: 'mr.reg', args: { pd: pdA, addr: bufA.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE'] } });
-    const mrB = okr({ cmd: 'mr.reg', args: { pd: pdB, addr: bufB.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE', 'IBV_ACCESS_MW_BIND'] } });
-    const cqA = okr({ cmd: 'cq.create', args: { device: d0, cqe: 16 } }).cq as number;
-    const cqB = okr({ cmd: 'cq.create', args: { device: d1, cqe: 16 } }).cq as number;
-    const qpA = okr({ cmd: 'qp.create', args: { pd: pdA, sendCq: cqA, recvCq: cqA, qpType: 'IBV_QPT_RC' } }).qp as number;
-    const qpB = okr({ cmd: 'qp.create', args: { pd: pdB, sendCq: cqB, recvCq: cqB, qpType: 'IBV_QPT_RC' } }).qp as number;
-    okr({ cmd: 'qp.connect', args: { qp: qpA, peer: qpB } });
+    const { pdB, bufA, bufB, mrA, mrB, qpA, qpB } = connectedPair(okr, ['IBV_ACCESS_MW_BIND']);
     const mw = okr({ cmd: 'mw.alloc', args: { pd: pdB, type: 'IBV_MW_TYPE_2' } });
     const bound = (mw.rkey as number) ^ 1;
     okr({ cmd: 'post.send', args: { qp: qpB, wrs: [{ wrId: 60, opcode: 'IBV_WR_BIND_MW', mw: mw.mw, bindRkey: bound, bindMr: mrB.mr, bindAddr: bufB.addr, bindLength: 512, bindAccess: ['IBV_ACCESS_REMOTE_WRITE'] }] } });
