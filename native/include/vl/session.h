@@ -119,6 +119,29 @@ struct Event {
   bool ok = true;                                  // for KeyCheck
 };
 
+// What sits in a work or completion queue right now (Session::queue_snapshot): the ring's producer and consumer
+// indices (absolute counts since the queue was created) and its occupied slots, oldest first (the slot at absolute
+// index first + i). Send queues hold the WQEs not yet retired, receive queues / SRQs the receive WRs not yet
+// consumed, CQs the CQEs not yet polled.
+enum class RingQueue : uint32_t { Sq, Rq, Cq, Srq };
+enum class SlotState : uint32_t { Posted, Started, Done };   // Started: the requester has sent some of it
+struct RingSlot {
+  uint64_t wr_id = 0;
+  uint32_t opcode = 0;                             // SQ: ibv_wr_opcode; CQ: ibv_wc_opcode; RQ / SRQ: 0
+  uint32_t status = 0;                             // SQ (Done) and CQ: ibv_wc_status
+  SlotState state = SlotState::Posted;             // CQ slots are Done
+  uint32_t qp_num = 0;                             // CQ: the CQE's qp_num
+};
+struct RingSnapshot {
+  Handle owner = 0;                                // QP, CQ or SRQ handle
+  Handle device = 0;
+  RingQueue queue = RingQueue::Sq;
+  uint32_t depth = 0;                              // max_send_wr / max_recv_wr / cqe / max_wr
+  uint64_t producer = 0, consumer = 0;
+  uint64_t first = 0;                              // absolute index of slots[0]
+  std::vector<RingSlot> slots;                     // at most the newest max_slots of them
+};
+
 struct FaultConfig { double loss = 0, duplicate = 0, reorder = 0, delay = 0; uint64_t delay_ns = 0; };
 
 // How the engine runs.
@@ -200,6 +223,10 @@ class Session {
 
   // observation
   std::vector<Event> drain_events(size_t max = SIZE_MAX);
+  // Every SQ, RQ, CQ and SRQ of the session, with at most max_slots slots each (the newest).
+  std::vector<RingSnapshot> queue_snapshot(size_t max_slots = 256) const;
+  // seq of the last event captured (0: none yet)
+  uint64_t last_seq() const;
   void set_event_capture(bool on);                 // off for benchmarks
   Status write_pcap(const std::string& path) const;
 

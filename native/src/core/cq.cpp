@@ -19,6 +19,7 @@ bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err
     return false;
   }
   c.q.push_back(wc);
+  c.produced++;
   cqe_count.fetch_add(1, std::memory_order_release);
   if (capture) {
     auto& e = emit(EventKind::Cqe, c.dev, c.h, "cq", std::string(wc_status_name(wc.status)) + " wr_id " + std::to_string(wc.wr_id));

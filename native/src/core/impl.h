@@ -78,6 +78,7 @@ struct Cq {
   Handle h = 0, dev = 0;
   uint32_t cqe = 0;
   std::deque<Wc> q;
+  uint64_t produced = 0;                       // CQEs ever queued (the ring's producer index; consumer = produced - q.size())
   bool channel = false;
   uint32_t notify = 0;                         // 0, 1 = solicited, 2 = next completion
   uint32_t events_unacked = 0;
@@ -88,6 +89,7 @@ struct Srq {
   Handle h = 0, pd = 0, dev = 0;
   uint32_t max_wr = 0, max_sge = 0, limit = 0;
   std::deque<RecvWr> q;
+  uint64_t posted = 0;                         // WRs ever posted (producer index)
 };
 
 struct Ah { Handle h = 0, pd = 0, dev = 0, dest_device = 0; uint32_t sgid_index = 0; };
@@ -121,6 +123,7 @@ struct Qp {
   uint32_t state = QPS_RESET;
   // send queue (absolute indices; ring of max_send_wr entries)
   std::deque<SendWqe> sq;                      // sq[0] is the oldest uncompleted WQE
+  uint64_t sq_posted = 0, rq_posted = 0;       // WRs ever posted to the SQ / RQ (producer indices; queue_snapshot)
   size_t req_idx = 0;                          // index in sq of the next WQE the requester works on
   uint64_t req_offset = 0;                     // bytes of the current WQE already sent
   uint32_t req_psn = 0;                        // next PSN to send

@@ -426,6 +426,7 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
     e.local = op == WR_LOCAL_INV || op == WR_BIND_MW || op == WR_REG_MR;
     e.signaled = (w.send_flags & SEND_SIGNALED) || q.init.sq_sig_all;
     q.sq.push_back(std::move(e));
+    q.sq_posted++;
     if (capture) {
       auto& ev = emit(EventKind::WqePosted, q.dev, q.h, "qp", std::string(wr_name(op)) + " wr_id " + std::to_string(w.wr_id));
       ev.a = w.wr_id; ev.b = op; ev.c = len; ev.d = q.sq.size();
@@ -456,6 +457,7 @@ PostResult Session::post_recv(Handle qph, const std::vector<RecvWr>& wrs) {
     if (w.sg_list.size() > q.init.cap.max_recv_sge) { r.err = EINVAL; r.bad_wr = i; r.msg = idx + ".sg_list: " + std::to_string(w.sg_list.size()) + " SGEs > max_recv_sge " + std::to_string(q.init.cap.max_recv_sge); return r; }
     if (q.rq.size() >= q.init.cap.max_recv_wr) { r.err = ENOMEM; r.bad_wr = i; r.msg = idx + ": receive queue full (" + std::to_string(q.init.cap.max_recv_wr) + " WRs)"; return r; }
     q.rq.push_back(w);
+    q.rq_posted++;
     if (S.capture) { auto& e = S.emit(EventKind::WqePosted, q.dev, q.h, "qp", "RECV wr_id " + std::to_string(w.wr_id)); e.a = w.wr_id; e.b = 128; e.d = q.rq.size(); }
   }
   if (q.state == QPS_ERR) S.flush_qp(q);

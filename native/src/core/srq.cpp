@@ -59,6 +59,7 @@ PostResult Session::post_srq_recv(Handle srqh, const std::vector<RecvWr>& wrs) {
     if (w.sg_list.size() > s->max_sge) { r.err = EINVAL; r.bad_wr = i; r.msg = idx + ".sg_list: " + std::to_string(w.sg_list.size()) + " SGEs > max_sge " + std::to_string(s->max_sge); return r; }
     if (s->q.size() >= s->max_wr) { r.err = ENOMEM; r.bad_wr = i; r.msg = idx + ": SRQ full (" + std::to_string(s->max_wr) + ")"; return r; }
     s->q.push_back(w);
+    s->posted++;
     if (S.capture) { auto& e = S.emit(EventKind::WqePosted, s->dev, srqh, "srq"); e.a = w.wr_id; e.b = s->q.size(); }
   }
   if (S.inline_run) S.run_to_idle();

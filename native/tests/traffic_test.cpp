@@ -1,0 +1,272 @@
+// The load generator (Traffic), the deterministic step with it, the free-running Runner thread, and the ring
+// snapshot a sampling console redraws its queues from (vl/traffic.h, Session::queue_snapshot).
+#include <chrono>
+#include <thread>
+
+#include "core_fixture.h"
+#include "vl/traffic.h"
+
+namespace vlt {
+namespace {
+
+// n 64-byte RDMA WRITEs from a to b, every 16th signaled
+std::vector<SendWr> writes(Pair& p, size_t n, uint32_t rkey_xor = 0) {
+  std::vector<SendWr> v(n);
+  for (size_t i = 0; i < n; i++) {
+    SendWr& w = v[i];
+    w.wr_id = i; w.opcode = WR_RDMA_WRITE; w.send_flags = i % 16 == 15 ? SEND_SIGNALED : 0;
+    w.sg_list = {{p.a.buf.addr + (i % 64) * 64, 64, p.a.mr.lkey}};
+    w.remote_addr = p.b.buf.addr + (i % 64) * 64; w.rkey = p.b.mr.rkey ^ rkey_xor;
+  }
+  return v;
+}
+
+struct Seen { uint64_t seq; EventKind kind; uint64_t a, b, c, d; };
+std::vector<Seen> seen(Session& s) {
+  std::vector<Seen> out;
+  for (auto& e : s.drain_events()) out.push_back({e.seq, e.kind, e.a, e.b, e.c, e.d});
+  return out;
+}
+bool same(const std::vector<Seen>& x, const std::vector<Seen>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); i++)
+    if (x[i].seq != y[i].seq || x[i].kind != y[i].kind || x[i].a != y[i].a || x[i].b != y[i].b || x[i].c != y[i].c || x[i].d != y[i].d) return false;
+  return true;
+}
+
+TEST(Traffic, RefusesAnEmptyList) {
+  Traffic t;
+  auto st = t.start(1, 2, {});
+  EXPECT_EQ(st.err, EINVAL);
+  EXPECT_NE(st.msg.find("wrs"), std::string::npos);
+  EXPECT_FALSE(t.on());
+}
+
+TEST(Traffic, KeepsTheSendQueueFullAndCountsCompletions) {
+  Pair p("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, false, 128);
+  Traffic t;
+  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 32)).ok());
+  auto r = step_with_traffic(p.s, &t, 20000);
+  EXPECT_EQ(r.steps, 20000u);
+  EXPECT_FALSE(r.idle);
+  auto st = t.state();
+  EXPECT_TRUE(st.on) << st.stopped;
+  EXPECT_GT(st.posted, 128u);                      // more than one queue's worth: it reposts as WRs complete
+  EXPECT_GT(st.completed, 0u);
+  EXPECT_LE(st.completed, st.posted / 16 + 1);     // one CQE per 16 WRs (every 16th is signaled)
+  // the target got the source's bytes (the 32 WRs cover the first 2 KiB)
+  pattern(p.s, p.a.buf.addr, 4096, 3);
+  step_with_traffic(p.s, &t, 20000);
+  EXPECT_EQ(read(p.s, p.a.buf.addr, 2048), read(p.s, p.b.buf.addr, 2048));
+  EXPECT_NE(read(p.s, p.a.buf.addr + 2048, 2048), read(p.s, p.b.buf.addr + 2048, 2048));
+}
+
+TEST(Traffic, StopsAtTheFirstErrorCompletionWithTheReason) {
+  Pair p("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
+  Traffic t;
+  auto wrs = writes(p, 16, 0xff);                  // wrong key byte: the responder NAKs, IBV_WC_REM_ACCESS_ERR
+  for (auto& w : wrs) w.send_flags = SEND_SIGNALED;
+  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, wrs).ok());
+  auto r = step_with_traffic(p.s, &t, 100000);
+  EXPECT_TRUE(r.idle);
+  auto st = t.state();
+  EXPECT_FALSE(st.on);
+  EXPECT_NE(st.stopped.find("IBV_WC_REM_ACCESS_ERR"), std::string::npos) << st.stopped;
+}
+
+TEST(Traffic, StopsWhenAPostIsRefused) {
+  Pair p;
+  Traffic t;
+  auto wrs = writes(p, 4);
+  wrs[2].opcode = 0x99;                            // not an ibv_wr_opcode
+  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, wrs).ok());
+  t.pump(p.s);
+  auto st = t.state();
+  EXPECT_FALSE(st.on);
+  EXPECT_EQ(st.posted, 2u);                        // the two WRs before the bad one went
+  EXPECT_NE(st.stopped.find("post_send"), std::string::npos) << st.stopped;
+}
+
+TEST(Traffic, AFullSendQueueOnlyWaits) {
+  Pair p("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, false, 8);
+  Traffic t;
+  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 64)).ok());
+  EXPECT_EQ(t.pump(p.s), 8u);                      // max_send_wr 8: ENOMEM after 8
+  EXPECT_TRUE(t.on());
+  EXPECT_EQ(t.pump(p.s), 0u);
+  EXPECT_TRUE(t.on());
+}
+
+TEST(Traffic, StepsInOneCallOrInBatchesGiveTheSameEvents) {
+  // the journal records a free run as one "N steps" entry: replaying it in one call must give the same events
+  Pair x, y;
+  Traffic tx, ty;
+  ASSERT_TRUE(tx.start(x.a.qp, x.a.scq, writes(x, 40)).ok());
+  ASSERT_TRUE(ty.start(y.a.qp, y.a.scq, writes(y, 40)).ok());
+  seen(x.s); seen(y.s);
+  for (int i = 0; i < 10; i++) step_with_traffic(x.s, &tx, 512);
+  step_with_traffic(y.s, &ty, 5120);
+  auto ex = seen(x.s), ey = seen(y.s);
+  EXPECT_GT(ex.size(), 5000u);
+  EXPECT_TRUE(same(ex, ey));
+}
+
+TEST(Runner, RefusesARateThatIsNotPositive) {
+  Pair p;
+  Traffic t;
+  Runner r(p.s, t);
+  EXPECT_EQ(r.start(0).err, EINVAL);
+  EXPECT_EQ(r.start(-5).err, EINVAL);
+  EXPECT_FALSE(r.running());
+}
+
+TEST(Runner, FreeRunOnItsThreadEqualsTheSameStepsRunByHand) {
+  Pair x, y;
+  Traffic tx, ty;
+  ASSERT_TRUE(tx.start(x.a.qp, x.a.scq, writes(x, 40)).ok());
+  ASSERT_TRUE(ty.start(y.a.qp, y.a.scq, writes(y, 40)).ok());
+  seen(x.s); seen(y.s);
+  Runner r(x.s, tx);
+  ASSERT_TRUE(r.start(2e6).ok());
+  EXPECT_TRUE(r.running());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (r.total_steps() < 20000 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const uint64_t steps = r.stop();
+  EXPECT_FALSE(r.running());
+  ASSERT_GE(steps, 20000u);
+  EXPECT_EQ(r.take(), 0u);                         // stop() handed them all over
+  step_with_traffic(y.s, &ty, steps);
+  auto ex = seen(x.s), ey = seen(y.s);
+  EXPECT_TRUE(same(ex, ey)) << ex.size() << " vs " << ey.size() << " events";
+  EXPECT_EQ(tx.state().posted, ty.state().posted);
+}
+
+TEST(Runner, PauseHoldsItBetweenBatchesAndCountsTheStepsOnce) {
+  Pair p;
+  Traffic t;
+  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 40)).ok());
+  Runner r(p.s, t);
+  ASSERT_TRUE(r.start(1e6).ok());
+  while (r.total_steps() < 2048) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const uint64_t a = r.pause();
+  const uint64_t held = r.total_steps();
+  EXPECT_EQ(held % 512, 0u);                       // whole batches only
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(r.total_steps(), held);                // nothing ran while paused
+  // a caller's own verb at this point lands between two batches
+  EXPECT_TRUE(p.write(p.a, p.b, 0, 0, 8, 777).ok());
+  r.resume();
+  while (r.total_steps() < held + 2048) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const uint64_t b = r.stop();
+  EXPECT_EQ(a + b, r.total_steps());
+}
+
+TEST(Runner, AnIdleEngineWaitsAndStopsCleanly) {
+  Pair p;
+  Traffic t;                                       // no generator: nothing to do
+  p.s.run();                                       // (what the setup left)
+  Runner r(p.s, t);
+  ASSERT_TRUE(r.start(1e6).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(r.idle());
+  EXPECT_EQ(r.stop(), 0u);
+  // a WR posted while it runs is carried out
+  ASSERT_TRUE(r.start(1e6).ok());
+  fill(p.s, p.a.buf.addr, 64, 0x5a);
+  ASSERT_TRUE(p.write(p.a, p.b, 0, 0, 64, 9).ok());
+  std::vector<Wc> wc;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (wc.empty() && std::chrono::steady_clock::now() < end) { wc = p.poll(p.a.scq); std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
+  r.stop();
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+  EXPECT_EQ(read(p.s, p.b.buf.addr, 64), std::vector<uint8_t>(64, 0x5a));
+}
+
+// ---------------------------------------------------------------- queue snapshot
+
+const RingSnapshot* ring(const std::vector<RingSnapshot>& v, Handle owner, RingQueue q) {
+  for (auto& r : v) if (r.owner == owner && r.queue == q) return &r;
+  return nullptr;
+}
+
+TEST(QueueSnapshot, ShowsPostedStartedAndRetiredWqesWithTheirIndices) {
+  Pair p;
+  for (uint64_t i = 0; i < 3; i++) ASSERT_TRUE(p.write(p.a, p.b, 0, 0, 3000, 10 + i).ok());   // 3 packets each
+  auto v = p.s.queue_snapshot();
+  auto* sq = ring(v, p.a.qp, RingQueue::Sq);
+  ASSERT_NE(sq, nullptr);
+  EXPECT_EQ(sq->depth, 64u);
+  EXPECT_EQ(sq->producer, 3u);
+  EXPECT_EQ(sq->consumer, 0u);
+  EXPECT_EQ(sq->first, 0u);
+  ASSERT_EQ(sq->slots.size(), 3u);
+  EXPECT_EQ(sq->slots[0].wr_id, 10u);
+  EXPECT_EQ(sq->slots[0].opcode, uint32_t(WR_RDMA_WRITE));
+  EXPECT_EQ(sq->slots[0].state, SlotState::Posted);
+  p.s.step();                                      // the requester sends the first packet of the first WQE
+  v = p.s.queue_snapshot();
+  EXPECT_EQ(ring(v, p.a.qp, RingQueue::Sq)->slots[0].state, SlotState::Started);
+  p.s.run();
+  v = p.s.queue_snapshot();
+  sq = ring(v, p.a.qp, RingQueue::Sq);
+  EXPECT_EQ(sq->producer, 3u);
+  EXPECT_EQ(sq->consumer, 3u);                     // all retired
+  EXPECT_TRUE(sq->slots.empty());
+  auto* cq = ring(v, p.a.scq, RingQueue::Cq);
+  ASSERT_NE(cq, nullptr);
+  EXPECT_EQ(cq->depth, 1024u);
+  EXPECT_EQ(cq->producer, 3u);
+  EXPECT_EQ(cq->consumer, 0u);
+  ASSERT_EQ(cq->slots.size(), 3u);
+  EXPECT_EQ(cq->slots[2].wr_id, 12u);
+  EXPECT_EQ(cq->slots[2].status, uint32_t(WC_SUCCESS));
+  EXPECT_EQ(cq->slots[2].opcode, uint32_t(WC_RDMA_WRITE));
+  EXPECT_EQ(cq->slots[2].qp_num, p.a.qpn);
+  EXPECT_EQ(p.poll(p.a.scq, 2).size(), 2u);
+  v = p.s.queue_snapshot();
+  cq = ring(v, p.a.scq, RingQueue::Cq);
+  EXPECT_EQ(cq->consumer, 2u);
+  EXPECT_EQ(cq->first, 2u);
+  ASSERT_EQ(cq->slots.size(), 1u);
+  EXPECT_EQ(cq->slots[0].wr_id, 12u);
+}
+
+TEST(QueueSnapshot, ReceiveQueuesSrqsAndTheNewestSlotsOnly) {
+  Pair p("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, false, 64);
+  for (uint64_t i = 0; i < 10; i++) ASSERT_TRUE(p.recv(p.b, i * 64, 64, 100 + i).ok());
+  auto v = p.s.queue_snapshot(4);
+  auto* rq = ring(v, p.b.qp, RingQueue::Rq);
+  ASSERT_NE(rq, nullptr);
+  EXPECT_EQ(rq->producer, 10u);
+  EXPECT_EQ(rq->consumer, 0u);
+  EXPECT_EQ(rq->first, 6u);                        // the newest 4 of 10
+  ASSERT_EQ(rq->slots.size(), 4u);
+  EXPECT_EQ(rq->slots[0].wr_id, 106u);
+  EXPECT_EQ(rq->slots[3].wr_id, 109u);
+
+  Pair q("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, true);
+  for (uint64_t i = 0; i < 5; i++) ASSERT_TRUE(q.recv(q.b, 0, 64, 200 + i).ok());
+  v = q.s.queue_snapshot();
+  EXPECT_EQ(ring(v, q.b.qp, RingQueue::Rq), nullptr);   // receives go through the SRQ
+  auto* srq = ring(v, q.b.srq, RingQueue::Srq);
+  ASSERT_NE(srq, nullptr);
+  EXPECT_EQ(srq->depth, 256u);
+  EXPECT_EQ(srq->producer, 5u);
+  ASSERT_EQ(srq->slots.size(), 5u);
+  EXPECT_EQ(srq->slots[4].wr_id, 204u);
+}
+
+TEST(QueueSnapshot, LastSeqFollowsTheEventStream) {
+  Pair p;
+  const uint64_t before = p.s.last_seq();
+  EXPECT_GT(before, 0u);
+  ASSERT_TRUE(p.write(p.a, p.b, 0, 0, 8).ok());
+  p.s.run();
+  auto evs = p.s.drain_events();
+  ASSERT_FALSE(evs.empty());
+  EXPECT_EQ(p.s.last_seq(), evs.back().seq);
+}
+
+}  // namespace
+}  // namespace vlt
