@@ -131,35 +131,24 @@ describe('load generator (engine.traffic)', () => {
 });
 
 describe('engine.step with the load generator', () => {
-  it('runs exactly as one engine step at a time with a refill every 256 steps and whenever the engine runs dry', () => {
+  it('the same steps in one command or in 512-step commands give the same events (how a free run is journaled)', () => {
     const wrsOf = (s: ReturnType<typeof setup>) => Array.from({ length: 40 }, (_, i) => ({
       wrId: i, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: i % 8 === 7 ? ['IBV_SEND_SIGNALED'] : [],
       sgList: [{ addr: s.ba.addr, length: 4 + (i % 5) * 64, lkey: s.ma.lkey }], remoteAddr: s.bb.addr + (i % 4) * 512, rkey: s.mb.rkey,
     }));
-    const run = (reference: boolean) => {
+    const run = (pieces: number) => {
       const ex = new NativeExecutor({ seed: 5 });
       try {
         const s = setup({ execute: (c) => ex.exec(c) });
         s.x({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, wrs: wrsOf(s) } });
         ex.drainEvents();
         let steps = 0;
-        if (reference) {
-          // the definition: one native step per iteration
-          const priv = ex as unknown as { traffic: { on: boolean }; s: { step(): boolean }; pumpTraffic(t: unknown): number };
-          const tr = priv.traffic;
-          while (steps < 20_000) {
-            if (tr.on && steps % 256 === 0) priv.pumpTraffic(tr);
-            if (!priv.s.step()) { if (tr.on && priv.pumpTraffic(tr) > 0) continue; break; }
-            steps++;
-          }
-        } else {
-          steps = s.x({ cmd: 'engine.step', args: { count: 20_000 } }).steps;
-        }
+        for (let i = 0; i < pieces; i++) steps += s.x({ cmd: 'engine.step', args: { count: 20_480 / pieces } }).steps;
         return { steps, events: ex.drainEvents(), traffic: s.x({ cmd: 'engine.traffic', args: { on: false } }).traffic };
       } finally { ex.close(); }
     };
-    const a = run(true);
-    const b = run(false);
+    const a = run(1);
+    const b = run(40);
     expect(a.events.length).toBeGreaterThan(1000);
     expect(a.traffic.posted).toBeGreaterThan(100);
     expect(b.steps).toBe(a.steps);
@@ -168,21 +157,64 @@ describe('engine.step with the load generator', () => {
   });
 });
 
-describe('the load generator\'s WR cache (addon)', () => {
-  it('posts a slice of the WRs converted once, and refuses a slice outside the cache, naming it', () => {
-    const ex = new NativeExecutor();
-    try {
-      const s = setup({ execute: (c) => ex.exec(c) });
-      const native = (ex as unknown as { s: { set_send_wr_cache(w: unknown[]): number; post_send_cached(q: number, a: number, n: number): { err: number; badWr: number } } }).s;
-      const wrs = [0, 1, 2, 3].map((i) => ({ wrId: 40 + i, opcode: 0, sendFlags: i === 3 ? 2 : 0, sgList: [{ addr: s.ba.addr, length: 4, lkey: s.ma.lkey }], remoteAddr: s.bb.addr + 128 * i, rkey: s.mb.rkey }));
-      expect(native.set_send_wr_cache(wrs)).toBe(4);
-      expect(native.post_send_cached(s.qa, 2, 2)).toMatchObject({ err: 0 });
-      s.x({ cmd: 'engine.run', args: {} });
-      const wc = s.x({ cmd: 'cq.poll', args: { cq: s.ca, max: 4 } }).wcs;
-      expect(wc.map((w: { wrId: number }) => w.wrId)).toEqual([43]);
-      for (const k of [2, 3]) expect(s.x({ cmd: 'memory.read', args: { addr: s.bb.addr + 128 * k, length: 4 } }).hex).toBe('cafebabe');
-      expect(s.x({ cmd: 'memory.read', args: { addr: s.bb.addr, length: 4 } }).hex).toBe('00000000');   // WR 0 not posted
-      expect(() => native.post_send_cached(s.qa, 3, 2)).toThrow(/start, count: \[3, \+2\) is outside the cache of 4 WRs/);
-    } finally { ex.close(); }
+describe('free-running autorun (engine.autorun free)', () => {
+  const until = async (what: string, ok: () => boolean) => {
+    for (let i = 0; i < 2000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ok(), what).toBe(true);
+  };
+  it('runs on the runner thread; the console gets a sample, every command event and the rings; the journal replays it exactly', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-free-'));
+    const core = new HostCore(new NativeExecutor(), { sessionDir: dir, defaultDevice: null, ackWindow: 64, ringSnapshotMs: 0 });
+    core.start();
+    const msgs: any[] = [];
+    core.addClient((m) => msgs.push(m));
+    const s = setup(core);
+    const wrs = [0, 1, 2, 3].map((i) => ({ wrId: i, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: i === 3 ? ['IBV_SEND_SIGNALED'] : [],
+      sgList: [{ addr: s.ba.addr, length: 4, lkey: s.ma.lkey }], remoteAddr: s.bb.addr + 64 * i, rkey: s.mb.rkey }));
+    s.x({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: s.ca, wrs } });
+    s.x({ cmd: 'engine.autorun', args: { on: true, stepsPerSecond: 200_000, free: true } });
+    const journaled = () => core.journal.read().entries.filter((e) => e.command.cmd === 'engine.step').reduce((n, e) => n + (e.command.args as { count: number }).count, 0);
+    await until('the runner ran 20k steps', () => journaled() >= 20_000);
+    // hand-stepping is refused while it runs, naming why
+    expect(core.execute({ cmd: 'engine.step', args: { count: 1 } })).toMatchObject({ ok: false, error: { code: 'EBUSY', message: expect.stringMatching(/free running/) } });
+    // a command lands between two batches: the WRITEs after it carry the new bytes
+    s.x({ cmd: 'memory.write', args: { addr: s.ba.addr, data: 'deadbeef' } });
+    const at = journaled();
+    await until('20k more steps', () => journaled() >= at + 20_000);
+    s.x({ cmd: 'engine.autorun', args: { on: false } });
+    const live = {
+      bytes: s.x({ cmd: 'memory.read', args: { addr: s.bb.addr, length: 256 } }).hex,
+      traffic: s.x({ cmd: 'engine.traffic', args: { on: false } }).traffic,
+      seq: (core.executor as NativeExecutor).lastSeq(),
+    };
+    expect(live.bytes.slice(0, 8)).toBe('deadbeef');
+    expect(live.traffic.posted).toBeGreaterThan(1000);
+    core.close();
+
+    // the console's share: a sample (events dropped, counted), every state and command event, the rings
+    const events = msgs.filter((m) => m.type === 'events');
+    expect(events.reduce((n, m) => n + m.dropped, 0)).toBeGreaterThan(10_000);
+    const all = events.flatMap((m) => m.events as { kind: string; objKind: string; a: number; seq: number }[]);
+    expect(all.filter((e) => e.kind === 'MemWrite' && e.a === s.ba.addr)).toHaveLength(2);   // setup's and the command's own
+    expect(all.filter((e) => e.kind === 'ObjectCreated' && e.objKind === 'qp')).toHaveLength(2);
+    const rings = msgs.filter((m) => m.type === 'rings');
+    expect(rings.length).toBeGreaterThan(0);
+    const sq = rings.at(-1).rings.find((r: { owner: number; queue: string }) => r.owner === s.qa && r.queue === 'sq');
+    expect(sq.producer).toBeGreaterThan(1000);
+    expect(sq.producer - sq.consumer).toBeLessThanOrEqual(sq.depth);
+    expect(sq.slots.length).toBe(sq.producer - sq.first);
+    // every rings message follows the events up to its seq
+    let lastEventSeq = 0;
+    for (const m of msgs) {
+      if (m.type === 'events' && m.events.length) lastEventSeq = m.events.at(-1).seq;
+      if (m.type === 'rings') expect(m.seq).toBeGreaterThanOrEqual(lastEventSeq);
+    }
+
+    const again = new HostCore(new NativeExecutor(), { sessionDir: dir, defaultDevice: null });
+    expect(again.start().failed).toEqual([]);
+    expect((again.execute({ cmd: 'memory.read', args: { addr: s.bb.addr, length: 256 } }) as R).result.hex).toBe(live.bytes);
+    expect((again.executor as NativeExecutor).lastSeq()).toBe(live.seq);
+    expect((again.execute({ cmd: 'session.info', args: {} }) as R).result.traffic).toEqual(live.traffic);
+    again.close();
   });
 });

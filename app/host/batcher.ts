@@ -10,8 +10,9 @@ import type { DeviceEvent, EventBatch, FromHost } from '../protocol/index.ts';
 import { concatFrames, frameEvents } from '../protocol/index.ts';
 
 /** Events already serialised: `json` is `{...},{...}` (no brackets), or `frame` one binary event frame; `first`
- *  is the first one's seq. */
-export type EventChunk = { count: number; first: number } & ({ json: string; frame?: undefined } | { frame: Uint8Array; json?: undefined });
+ *  is the first one's seq, `last` the last one's when the chunk is not gap-free (a sample of the free-running
+ *  engine's events; default first + count - 1). */
+export type EventChunk = { count: number; first: number; last?: number } & ({ json: string; frame?: undefined } | { frame: Uint8Array; json?: undefined });
 
 /** One 'events' message whose events are JSON text (see the header). Structurally an EventBatch. */
 export class EventText implements EventBatch {
@@ -125,7 +126,7 @@ export class EventBatcher {
         if (m === 0) { first = c.first; binary = isBin; }
         if (c.frame !== undefined) frames.push(c.frame); else texts.push(c.json);
         m += c.count; this.nQueued -= c.count; this.head++;
-        this.lastSentSeq = c.first + c.count - 1;
+        this.lastSentSeq = c.last ?? c.first + c.count - 1;
       }
       const batch = binary ? new EventBinary(first, m, this.dropped, concatFrames(frames, this.dropped)) : new EventText(first, m, this.dropped, texts.join(','));
       this.dropped = 0;

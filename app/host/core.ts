@@ -1,7 +1,7 @@
 // The backend host's logic, independent of how messages arrive (Node IPC from the browser-mode server,
 // MessagePorts from Electron, or direct calls in tests): validate -> execute -> journal -> reply, batch
 // events to every client, replay the journal on start, drive the engine when autorun is on.
-import type { Command, DeviceEvent, FromHost, Reply } from '../protocol/index.ts';
+import type { Command, DeviceEvent, FromHost, Reply, RingSnapshot } from '../protocol/index.ts';
 import { parseToHost } from '../protocol/index.ts';
 import type { ExecResult, Executor } from './api.ts';
 import { EventBatcher } from './batcher.ts';
@@ -16,6 +16,17 @@ export interface HostExecutor extends Executor {
   execBulk?(command: Command): ExecResult;
   /** the events as binary event frames or protocol JSON text chunks, lifecycle events also as objects (NativeExecutor) */
   drainEventChunks?(format: 'frames' | 'json', maxPerChunk?: number): (EventChunk & { objects: DeviceEvent[] })[];
+  /** set while the host replays its journal (NativeExecutor: engine.autorun free does not start the runner) */
+  replaying?: boolean;
+  resumeAutorun?(): void;
+  /** the free-running engine (engine.autorun free): NativeExecutor */
+  freeRunning?(): boolean;
+  runnerPause?(): number;
+  runnerResume?(): void;
+  runnerTake?(): number;
+  drainSample?(window: number): EventChunk & { objects: DeviceEvent[]; dropped: number; last: number };
+  queueSnapshot?(maxSlots?: number): RingSnapshot['rings'];
+  lastSeq?(): number;
   /** true while a device is on a real network (the host then polls the UDP transport in real time) */
   netActive?(): boolean;
   /** receive datagrams and run the engine actions due now, without waiting; returns the work done */
@@ -37,7 +48,13 @@ export interface HostOptions {
   netPollMs?: number;
   /** the autorun flood as binary event frames (default) or, false, as JSON text */
   eventFrames?: boolean;
+  /** free-running autorun: at most one ring snapshot per this many ms (default 100) */
+  ringSnapshotMs?: number;
 }
+
+/** engine.step's largest count that is a multiple of the load generator's 256-step refill period: a free run's
+ *  steps journaled in pieces of it replay exactly as they ran */
+const STEP_PIECE = Math.floor(1_000_000 / 256) * 256;
 
 /** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
  *  which journals them, so a replay rebuilds the device state without the handler. */
@@ -71,10 +88,13 @@ export class HostCore {
   start(): ReplayReport {
     const read = this.journal.read();
     const report: ReplayReport = { entries: read.entries.length, failed: [], skipped: read.skipped };
+    this.executor.replaying = true;
     for (const line of read.entries) {
       const r = this.executor.exec(line.command);
       if (!r.ok) report.failed.push({ n: line.n, cmd: line.command.cmd, error: `${r.error.code}: ${r.error.message}` });
     }
+    this.executor.replaying = false;
+    this.executor.resumeAutorun?.();
     if (read.entries.length === 0 && this.opts.defaultDevice) {
       this.execute({ cmd: 'device.create', args: { profile: this.opts.defaultDevice } });
     }
@@ -103,6 +123,55 @@ export class HostCore {
       const { entries, skipped } = this.journal.read();
       return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries: entries.map((e) => e.command), skipped } };
     }
+    this.holdRunner();
+    try { return this.executeHeld(command); } finally { this.releaseRunner(); }
+  }
+
+  // ---- the free-running engine: a command runs between two of the runner's batches. The steps run before it are
+  // journaled before it (so a replay interleaves them the same), and the flood before it goes out sampled, so that
+  // the command's own events (drained as objects by exec) reach the console whole.
+  private holds = 0;
+  private paused = false;
+  private holdRunner(): void {
+    if (this.holds++ > 0 || !this.executor.freeRunning?.()) return;
+    this.journalSteps(this.executor.runnerPause!());
+    this.paused = true;
+    this.pumpSample();
+  }
+  private releaseRunner(): void {
+    if (--this.holds > 0 || !this.paused) return;
+    this.paused = false;
+    this.executor.runnerResume!();
+  }
+  private journalSteps(n: number): void {
+    for (; n > 0; n -= STEP_PIECE) this.journal.append({ cmd: 'engine.step', args: { count: Math.min(n, STEP_PIECE) } });
+  }
+  /** The window of events the fastest console asks for (the host's default when none acknowledges). */
+  private ackedWindow(): number {
+    const fresh = performance.now() - this.acked.at <= 2000;
+    return (fresh ? this.acked.window : undefined) ?? this.opts.ackWindow ?? 4_000;
+  }
+  private lastRings = -Infinity;
+  private ringsDue = false;
+  /** Free running: every event the device queued leaves the device; the console gets the state events and the
+   *  newest window of them (none while it has not drawn the last sample), the rest is counted as dropped. When some
+   *  were dropped the console's rings cannot follow the events, so the rings as the device holds them follow (at
+   *  most every ringSnapshotMs, ordered after the events). Call with the runner paused. */
+  private pumpSample(): void {
+    const ex = this.executor;
+    const behind = performance.now() - this.acked.at <= 2000 && this.acked.seq < this.batcher.lastSentSeq;
+    const chunk = ex.drainSample!(behind ? 0 : this.ackedWindow());
+    if (chunk.count || chunk.dropped) this.batcher.pushChunks(chunk.count ? [chunk] : [], chunk.dropped);
+    if (chunk.dropped) this.ringsDue = true;
+    if (!this.ringsDue || performance.now() - this.lastRings < (this.opts.ringSnapshotMs ?? 100)) return;
+    const rings = ex.queueSnapshot!();
+    const seq = ex.lastSeq!();
+    this.ringsDue = false; this.lastRings = performance.now();
+    this.batcher.flushNow();   // the events up to seq go first
+    this.broadcast({ type: 'rings', seq, rings });
+  }
+
+  private executeHeld(command: Command): ExecResult {
     const handler = this.handlers.get(command.cmd);
     if (handler) {
       let r: ExecResult;
@@ -150,9 +219,7 @@ export class HostCore {
   /** Autorun produces events only while the console keeps up: fewer than a window of events queued here or sent
    *  and not yet drawn by the fastest acknowledging console (the window it asked for, else `ackWindow`). */
   autorunMayRun(): boolean {
-    const fresh = performance.now() - this.acked.at <= 2000;
-    const window = (fresh ? this.acked.window : undefined) ?? this.opts.ackWindow ?? 4_000;
-    return this.batcher.queued + this.unacked() <= window;
+    return this.batcher.queued + this.unacked() <= this.ackedWindow();
   }
 
   /** Whether bulk pumps may carry events as JSON text (the scenario replayer turns it off while it needs every
@@ -173,15 +240,27 @@ export class HostCore {
     if (evs.length || dropped) this.batcher.push(evs, dropped);
   }
 
+  private autorunFree = false;
   private syncAutorun(): void {
     const { on, stepsPerSecond } = this.executor.autorun;
-    if (!on) {
+    const free = !!this.executor.freeRunning?.();
+    if (!on || (this.autorunTimer && free !== this.autorunFree)) {
       if (this.autorunTimer) clearInterval(this.autorunTimer);
       this.autorunTimer = null;
-      return;
+      if (!on) return;
     }
     if (this.autorunTimer) return;
     const tick = this.opts.autorunTickMs ?? 16;
+    this.autorunFree = free;
+    if (free) {
+      // the runner thread runs the engine; each tick journals its steps and sends a sample of what it did
+      this.autorunTimer = setInterval(() => {
+        if (!this.executor.freeRunning?.()) return;
+        this.holdRunner();
+        this.releaseRunner();
+      }, tick);
+      return;
+    }
     this.autorunLast = performance.now();
     this.autorunCarry = 0;
     this.autorunTimer = setInterval(() => {

@@ -93,7 +93,6 @@ function eventNameTables() {
   return { wcStatus: t(WcStatus), wcOpcode: t(WcOpcode), eventType: t(EventType) };
 }
 
-interface Traffic { on: boolean; qp: number; cq: number; wrs: NSendWr[]; cursor: number; posted: number; completed: number; stopped?: string }
 
 /** A chunk of events as protocol JSON text (see EventChunk in batcher.ts), with its lifecycle events decoded. */
 export type ExecEventChunk = EventChunk & { objects: DeviceEvent[] };
@@ -106,8 +105,8 @@ export class NativeExecutor implements Executor {
   private droppedEvents = 0;
   private readonly maxPending: number;
   private objects = new Map<number, TrackedObject>();
-  /** engine.autorun state; the backend host runs the timer */
-  autorun = { on: false, stepsPerSecond: 1000 };
+  /** engine.autorun state; the backend host runs the timer (paced) or the native runner thread runs the engine (free) */
+  autorun = { on: false, stepsPerSecond: 1000, free: false };
   /** bumped by session.reset so clients can drop what they drew */
   epoch = 0;
   /** devices on a real network (device.attachNet): while any is, the UDP transport drives the session clock in
@@ -236,6 +235,9 @@ export class NativeExecutor implements Executor {
     return names.join(', ');
   }
   /** The refusal of deterministic run controls while a device is on the network. */
+  private freeRun(cmd: string): ExecResult {
+    return fail('EBUSY', `${cmd}: the engine is free running (engine.autorun with free: true); turn autorun off to step it by hand`, 'command.cmd');
+  }
   private realTime(cmd: string): ExecResult {
     return fail('EBUSY', `${cmd}: ${this.netName()} ${this.netDevices.size > 1 ? 'are' : 'is'} on the network, so the session runs in real time `
       + '(the UDP transport drives the clock and the backend host polls it); single-step, run to idle and autorun are unavailable '
@@ -253,7 +255,8 @@ export class NativeExecutor implements Executor {
     const ifs = this.hostInterfaces();
     if (a.interface !== undefined && !ifs.some((i) => i.name === a.interface))
       return fail('ENODEV', `args.interface: interface "${a.interface}" not found on this host (it has: ${ifs.map((i) => i.name).join(', ') || 'none'})`, 'args.interface');
-    if (this.autorun.on) this.autorun = { ...this.autorun, on: false };   // real time replaces the virtual-time autorun
+    if (this.autorun.on) this.autorun = { ...this.autorun, on: false, free: false };   // real time replaces the virtual-time autorun
+    if (this.s.runner_running()) this.stepsLeft += u64n(this.s.runner_stop());
     const r = this.s.attach_net(a.device, { interface: a.interface, address: a.address, port: a.port, peerPort: a.peerPort });
     if (r.err) {
       const field = /^(options\.)?interface/.test(r.msg) ? 'args.interface' : /bind|GID \d+:/.test(r.msg) ? (a.address !== undefined ? 'args.address' : 'args.port')
@@ -291,33 +294,47 @@ export class NativeExecutor implements Executor {
       error: { code: errnoName(r.err), message: `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, ...(at !== undefined ? { field: `args.wrs.${at}` } : {}) },
     };
   }
-  /** the load generator (engine.traffic) */
-  private traffic: Traffic | null = null;
-  /** Poll the generator's CQ, then post its WR list again while the send queue takes it. Stops (on = false,
-   *  with the reason) at the first error completion or refused post. Returns the number of WRs posted. */
-  private pumpTraffic(t: Traffic): number {
-    const s = this.s;
-    for (;;) {
-      const wcs = s.poll_cq(t.cq, 4096);
-      for (const w of wcs) {
-        t.completed++;
-        if (w.status !== 0 && t.on) { t.on = false; t.stopped = `a completion with ${WcStatus.name(w.status)} (wr_id ${w.wrId})`; }
-      }
-      if (wcs.length < 4096) break;
-    }
-    if (!t.on) return 0;
-    // the list is a ring: each pump posts the next (at most) 64 WRs of it, from where the last post stopped, so
-    // every WR (the signaled ones too) is posted in turn and a pump converts few WRs for the addon
-    const n = Math.min(64, t.wrs.length - t.cursor);
-    const r = s.post_send_cached(t.qp, t.cursor, n);   // the WRs were converted once (engine.traffic)
-    const posted = r.err ? r.badWr : n;
-    t.cursor = (t.cursor + posted) % t.wrs.length;
-    if (r.err && r.err !== 12 /* ENOMEM: send queue full, try again later */) { t.on = false; t.stopped = `post_send: ${errnoName(r.err)}: ${r.msg}`; }
-    t.posted += posted;
-    return posted;
+  /** the load generator (engine.traffic): configured at least once (its state lives in the addon) */
+  private traffic = false;
+  private trafficView() {
+    const t = this.s.traffic_state();
+    return { on: t.on, qp: t.qp, cq: t.cq, wrs: t.wrs, posted: u64n(t.posted), completed: u64n(t.completed), ...(t.stopped ? { stopped: t.stopped } : {}) };
   }
-  private trafficView(t: Traffic) {
-    return { on: t.on, qp: t.qp, cq: t.cq, wrs: t.wrs.length, posted: t.posted, completed: t.completed, ...(t.stopped ? { stopped: t.stopped } : {}) };
+
+  // ---- the free-running engine (engine.autorun with free: true): the addon's runner thread runs the engine and
+  // the load generator at the set rate whatever the console draws; the backend host journals the steps it ran and
+  // sends the console a sample of the events (drainSample) and the rings as the device holds them (queueSnapshot).
+  /** true while the runner thread runs */
+  freeRunning(): boolean { return this.s.runner_running(); }
+  /** holds the runner between two batches; returns the steps it ran since the last take (to journal) */
+  runnerPause(): number { return this.takeLeft() + u64n(this.s.runner_pause()); }
+  runnerResume(): void { this.s.runner_resume(); }
+  /** the steps the runner ran since the last take */
+  runnerTake(): number { return this.takeLeft() + u64n(this.s.runner_take()); }
+  /** steps of a runner stopped by a command (engine.autorun off, device.attachNet) not taken yet */
+  private stepsLeft = 0;
+  private takeLeft(): number { const n = this.stepsLeft; this.stepsLeft = 0; return n; }
+  /** every event queued, sampled: the state events and the newest `window` (one frame); the rest counted in dropped */
+  drainSample(window: number): ExecEventChunk & { dropped: number; last: number } {
+    const r = this.s.drain_events_sample(window);
+    const objects = r.objects.map(eventOut);
+    for (const e of objects) this.track(e);
+    return { frame: r.frame, count: r.count, first: u64n(r.first), last: u64n(r.last), dropped: r.dropped, objects };
+  }
+  /** every SQ / RQ / CQ / SRQ as the device holds it now (at most maxSlots slots each, the newest) */
+  queueSnapshot(maxSlots = 256) {
+    return this.s.queue_snapshot(maxSlots).map((r) => ({
+      owner: r.owner, device: r.device, queue: r.queue, depth: r.depth,
+      producer: u64n(r.producer), consumer: u64n(r.consumer), first: u64n(r.first),
+      slots: r.slots.map((x) => ({ wrId: u64n(x.wrId), opcode: x.opcode, status: x.status, state: x.state, ...(x.qpNum !== undefined ? { qpNum: x.qpNum } : {}) })),
+    }));
+  }
+  lastSeq(): number { return u64n(this.s.last_seq()); }
+  /** While the backend host replays its journal, engine.autorun free only sets the state (the journaled steps
+   *  replay the free run); resumeAutorun() then starts the runner if autorun is on and free. */
+  replaying = false;
+  resumeAutorun(): void {
+    if (this.autorun.on && this.autorun.free && !this.s.runner_running() && !this.netDevices.size) this.s.runner_start(this.autorun.stepsPerSecond);
   }
 
   private deviceInfo(h: number): NDevice | undefined { return this.s.devices().find((d) => d.handle === h); }
@@ -495,7 +512,7 @@ export class NativeExecutor implements Executor {
           seed: this.seed, epoch: this.epoch, nowNs: s.now_ns(), napiVersion: this.addon.napiVersion,
           profiles: this.addon.Session.profiles().map((p) => p.name), objects: this.liveObjects(),
           autorun: this.autorun, realTime: this.netDevices.size > 0, network: [...this.netDevices],
-          traffic: this.traffic ? this.trafficView(this.traffic) : null,
+          traffic: this.traffic ? this.trafficView() : null,
         });
       case 'session.reset': {
         s.close();                       // closes the UDP transports first
@@ -503,8 +520,8 @@ export class NativeExecutor implements Executor {
         this.seed = c.args.seed ?? this.seed;
         this.s = new this.addon.Session(this.seed);
         this.pending = []; this.objects.clear(); this.epoch++;
-        this.autorun = { on: false, stepsPerSecond: this.autorun.stepsPerSecond };
-        this.traffic = null;
+        this.autorun = { on: false, stepsPerSecond: this.autorun.stepsPerSecond, free: false };
+        this.traffic = false;
         return ok({ seed: this.seed, epoch: this.epoch });
       }
       case 'device.list':
@@ -613,41 +630,30 @@ export class NativeExecutor implements Executor {
       case 'post.recv': return this.post(s.post_recv(c.args.qp, c.args.wrs.map((w) => this.recvWr(w))), c.args.wrs.length);
       case 'engine.step': {
         if (this.netDevices.size) return this.realTime('engine.step');
-        let steps = 0;
-        let idle = false;
-        const tr = this.traffic;
-        const count = c.args.count;
-        while (steps < count) {
-          // the load generator refills the send queue every 256 steps, and whenever the engine runs dry; between
-          // two refills the engine runs in one native call (Session::run stops where step() would return false)
-          if (tr && tr.on && steps % 256 === 0) this.pumpTraffic(tr);
-          const want = tr && tr.on ? Math.min(count - steps, 256 - (steps % 256)) : count - steps;
-          const n = u64n(s.run(want));
-          steps += n;
-          if (n < want) {
-            if (tr && tr.on && this.pumpTraffic(tr) > 0) continue;
-            idle = true; break;
-          }
-        }
-        return ok({ steps, idle, nowNs: s.now_ns(), ...(tr ? { traffic: this.trafficView(tr) } : {}) });
+        if (s.runner_running()) return this.freeRun('engine.step');
+        // the load generator (if on) refills the send queue every 256 steps and whenever the engine runs dry
+        const r = s.step_traffic(c.args.count);
+        return ok({ steps: u64n(r.steps), idle: r.idle, nowNs: s.now_ns(), ...(this.traffic ? { traffic: this.trafficView() } : {}) });
       }
       case 'engine.traffic': {
         const a = c.args;
         if (!a.on) {
-          if (this.traffic) this.traffic.on = false;
-          return ok({ traffic: this.traffic ? this.trafficView(this.traffic) : { on: false } });
+          s.traffic_stop();
+          return ok({ traffic: this.traffic ? this.trafficView() : { on: false } });
         }
         if (a.qp === undefined) return fail('EINVAL', 'engine.traffic: qp is required to turn the load generator on', 'command.args.qp');
         if (a.wrs === undefined) return fail('EINVAL', 'engine.traffic: wrs (the work requests to post) are required to turn the load generator on', 'command.args.wrs');
         const q = s.query_qp(a.qp);
         if (!q) return fail('EINVAL', `engine.traffic: no QP ${a.qp}`, 'command.args.qp');
         if (a.cq !== undefined && q.init.sendCq !== a.cq) return fail('EINVAL', `engine.traffic: CQ ${a.cq} is not the send CQ of QP ${a.qp} (${q.init.sendCq})`, 'command.args.cq');
-        this.traffic = { on: true, qp: a.qp, cq: q.init.sendCq, wrs: a.wrs.map((w) => this.sendWr(w)), cursor: 0, posted: 0, completed: 0 };
-        s.set_send_wr_cache(this.traffic.wrs);
-        return ok({ traffic: this.trafficView(this.traffic) });
+        const st = s.traffic_start(a.qp, q.init.sendCq, a.wrs.map((w) => this.sendWr(w)));
+        if (st.err) return fail(errnoName(st.err), `engine.traffic: ${st.msg}`, 'command.args.wrs');
+        this.traffic = true;
+        return ok({ traffic: this.trafficView() });
       }
       case 'engine.run': {
         if (this.netDevices.size) return this.realTime('engine.run');
+        if (s.runner_running()) return this.freeRun('engine.run');
         const steps = s.run(c.args.maxSteps);
         return ok({ steps, nowNs: s.now_ns() });
       }
@@ -656,7 +662,13 @@ export class NativeExecutor implements Executor {
         return ok({ faults: c.args });
       case 'engine.autorun':
         if (c.args.on && this.netDevices.size) return this.realTime('engine.autorun');
-        this.autorun = { on: c.args.on, stepsPerSecond: c.args.stepsPerSecond };
+        if (c.args.on && c.args.free && !this.replaying) {
+          const st = s.runner_start(c.args.stepsPerSecond);
+          if (st.err) return fail(errnoName(st.err), `engine.autorun: ${st.msg}`, 'command.args.stepsPerSecond');
+        } else if (s.runner_running()) {
+          this.stepsLeft += u64n(s.runner_stop());   // 0 when the host paused it (and journaled) first
+        }
+        this.autorun = { on: c.args.on, stepsPerSecond: c.args.stepsPerSecond, free: c.args.on && c.args.free };
         return ok({ autorun: this.autorun });
       case 'pcap.get': {
         if (c.args.device !== undefined) return this.netPcap(c.args.device);

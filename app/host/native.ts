@@ -67,6 +67,12 @@ export interface NNet { interface: string; port: number; gids: NNetGid[]; stats:
 export interface NInterface { name: string; index: number; mtu: number; up: boolean; loopback: boolean; addrs: string[] }
 export interface NFaults { loss?: number; duplicate?: number; reorder?: number; delay?: number; delayNs?: number }
 
+export interface NTraffic { on: boolean; qp: number; cq: number; wrs: number; posted: U64; completed: U64; stopped?: string }
+export interface NRing {
+  owner: number; device: number; queue: 'sq' | 'rq' | 'cq' | 'srq'; depth: number; producer: U64; consumer: U64; first: U64;
+  slots: { wrId: U64; opcode: number; status: number; state: 'posted' | 'started' | 'done'; qpNum?: number }[];
+}
+
 export interface NativeSession {
   close(): void;
   create_device(profile: string, name?: string): NResult<number>;
@@ -111,9 +117,23 @@ export interface NativeSession {
   run(maxSteps?: number): U64;
   now_ns(): U64;
   drain_events(max?: number): NEvent[];
-  /** the load generator's WRs, converted once; post_send_cached posts a slice of them like post_send */
-  set_send_wr_cache(wrs: NSendWr[]): number;
-  post_send_cached(qp: number, start: number, count: number): NPost;
+  /** the load generator (native/include/vl/traffic.h): the WRs are converted once */
+  traffic_start(qp: number, cq: number, wrs: NSendWr[]): NStatus;
+  traffic_stop(): void;
+  traffic_state(): NTraffic;
+  /** engine steps with the load generator refilling every 256 steps (refused while the runner thread runs) */
+  step_traffic(count: number): { steps: U64; idle: boolean };
+  /** the free-running engine thread: steps per second; pause/take/stop return the steps run since the last take */
+  runner_start(stepsPerSecond: number): NStatus;
+  runner_stop(): U64;
+  runner_pause(): U64;
+  runner_resume(): void;
+  runner_take(): U64;
+  runner_running(): boolean;
+  /** every queued event drained; the frame holds the state events and the newest `window` ones, the rest dropped */
+  drain_events_sample(window: number): { frame: Uint8Array; count: number; first: U64; last: U64; dropped: number; objects: NEvent[] };
+  queue_snapshot(maxSlots?: number): NRing[];
+  last_seq(): U64;
   /** up to max events as protocol JSON text (native/addon/event_json.h); lifecycle events also as objects */
   drain_events_json(max?: number): { json: string; count: number; first: U64; objects: NEvent[] };
   /** up to max events as one binary event frame (app/protocol/eventframe.ts); lifecycle events also as objects */

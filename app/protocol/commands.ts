@@ -145,7 +145,10 @@ export function makeCommands<H extends z.ZodType<number | string>>(H: H) {
       reorder: z.number().min(0).max(1).default(0), delay: z.number().min(0).max(1).default(0),
       delayNs: z.number().int().min(0).max(10_000_000_000).default(0),
     }),
-    cmd('engine.autorun', { on: z.boolean(), stepsPerSecond: z.number().int().min(1).max(1_000_000_000).default(1000) }),
+    // free: the engine runs on its own thread at stepsPerSecond whatever the console draws (the console gets a sample
+    // of the events, every state event, and the rings as the device holds them); otherwise autorun is paced by the
+    // console's acknowledgements and every event reaches it
+    cmd('engine.autorun', { on: z.boolean(), stepsPerSecond: z.number().int().min(1).max(1_000_000_000).default(1000), free: z.boolean().default(false) }),
     // device: the capture of that device's real network traffic (real IP/UDP headers) instead of the session's
     cmd('pcap.get', { device: H.optional() }),
     cmd('journal.get', {}),

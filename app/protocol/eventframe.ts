@@ -4,9 +4,10 @@
 //
 // A message (one WebSocket binary message, one MessagePort/IPC transfer) is one or more frames back to back.
 // A frame, little-endian, every part 8-byte aligned so the columns are typed-array views without a copy:
-//   header (32 bytes)  u32 magic "VLE1" | u32 totalBytes | u32 count n | u32 dropped (events lost before this
+//   header (40 bytes)  u32 magic "VLE1" | u32 totalBytes | u32 count n | u32 dropped (events lost before this
 //                      frame, the message's first frame) | f64 seq of the first event | u32 extraBytes |
-//                      u32 blobBytes
+//                      u32 blobBytes | f64 producedAt (Unix epoch ms when the device produced the events, 0 when
+//                      not known: the console's event-to-screen latency counts from it)
 //   f64 columns        seq[n] t[n] a[n] b[n] c[n] d[n]        (a..d as doubles; exact up to 2^53-1)
 //   u32 columns        device[n] obj[n] extraOff[n]          (extraOff: the event's record in extras, or 0xffffffff)
 //   u8 columns         kind[n] objKind[n] flags[n]           (kind: index in EVENT_KINDS; objKind: index in OBJ_KINDS
@@ -31,7 +32,7 @@ import { WcOpcode, WcStatus } from './enums.ts';
 import type { DeviceEvent } from './messages.ts';
 
 export const FRAME_MAGIC = 0x31454c56;
-export const FRAME_HEADER_BYTES = 32;
+export const FRAME_HEADER_BYTES = 40;
 export const F_OK = 1, F_TEXT = 2, F_PKT = 4, F_WC = 8, F_BIG = 16, F_OBJ_TEXT = 32;
 const NO_EXTRA = 0xffffffff;
 const MAX_SAFE = 2 ** 53 - 1;
@@ -51,6 +52,8 @@ export class EventFrame {
   readonly count: number;
   dropped: number;
   readonly firstSeq: number;
+  /** Unix epoch ms when the device produced these events (0: not known) */
+  readonly producedAt: number;
   readonly seq: Float64Array; readonly t: Float64Array;
   readonly a: Float64Array; readonly b: Float64Array; readonly c: Float64Array; readonly d: Float64Array;
   readonly device: Uint32Array; readonly obj: Uint32Array; readonly extraOff: Uint32Array;
@@ -64,6 +67,7 @@ export class EventFrame {
     const n = this.count = h.getUint32(8, true);
     this.dropped = h.getUint32(12, true);
     this.firstSeq = h.getFloat64(16, true);
+    this.producedAt = h.getFloat64(32, true);
     const extraBytes = h.getUint32(24, true);
     const blobBytes = h.getUint32(28, true);
     let p = at + FRAME_HEADER_BYTES;

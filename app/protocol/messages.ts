@@ -61,6 +61,23 @@ export const EventBatch = z.object({
 });
 export type EventBatch = z.infer<typeof EventBatch>;
 
+/** host -> renderer, free-running autorun: every work and completion queue as the device holds it right after event
+ *  `seq` (the console samples the event stream then, so its rings cannot follow the events; it redraws them from
+ *  this). Slots are the occupied ones, oldest first: slot i is at absolute index first + i. */
+export const RingSnapshot = z.object({
+  type: z.literal('rings'),
+  seq: z.number().int().min(0),
+  rings: z.array(z.object({
+    owner: z.number().int(), device: z.number().int(), queue: z.enum(['sq', 'rq', 'cq', 'srq']), depth: z.number().int(),
+    producer: z.number().int().min(0), consumer: z.number().int().min(0), first: z.number().int().min(0),
+    slots: z.array(z.object({
+      wrId: z.number(), opcode: z.number().int(), status: z.number().int(), state: z.enum(['posted', 'started', 'done']),
+      qpNum: z.number().int().optional(),
+    })),
+  })),
+});
+export type RingSnapshot = z.infer<typeof RingSnapshot>;
+
 /** host/server -> renderer: backend host life cycle */
 export const HostStatus = z.object({
   type: z.literal('host'),
@@ -74,7 +91,7 @@ export type HostStatus = z.infer<typeof HostStatus>;
 
 export const ToHost = z.discriminatedUnion('type', [Request, Control, EventsAck]);
 export type ToHost = z.infer<typeof ToHost>;
-export const FromHost = z.discriminatedUnion('type', [Reply, EventBatch, HostStatus]);
+export const FromHost = z.discriminatedUnion('type', [Reply, EventBatch, HostStatus, RingSnapshot]);
 export type FromHost = z.infer<typeof FromHost>;
 
 /** Turn a zod error into one readable message that names the field. */

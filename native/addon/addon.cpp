@@ -24,6 +24,7 @@
 
 #include "net/udp.h"
 #include "vl/session.h"
+#include "vl/traffic.h"
 #include "vl/wire.h"
 #include "../ibverbs/enumerate.h"
 #include "event_frame.h"
@@ -98,6 +99,10 @@ struct Conv {
     uint64_t r = u64(v, where, def, optional);
     if (r > 0xffffffffull) { fail(where, "a 32-bit unsigned integer"); return def; }
     return static_cast<uint32_t>(r);
+  }
+  double num(const Napi::Value& v, const std::string& where) {
+    if (!v.IsNumber()) { fail(where, "a number"); return 0; }
+    return v.As<Napi::Number>().DoubleValue();
   }
   bool boolean(const Napi::Value& v, const std::string& where, bool def = false) {
     if (v.IsUndefined() || v.IsNull()) return def;
@@ -492,8 +497,19 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::Run>("run"),
       InstanceMethod<&SessionWrap::NowNs>("now_ns"),
       InstanceMethod<&SessionWrap::DrainEvents>("drain_events"),
-      InstanceMethod<&SessionWrap::SetSendWrCache>("set_send_wr_cache"),
-      InstanceMethod<&SessionWrap::PostSendCached>("post_send_cached"),
+      InstanceMethod<&SessionWrap::TrafficStart>("traffic_start"),
+      InstanceMethod<&SessionWrap::TrafficStop>("traffic_stop"),
+      InstanceMethod<&SessionWrap::TrafficState>("traffic_state"),
+      InstanceMethod<&SessionWrap::StepTraffic>("step_traffic"),
+      InstanceMethod<&SessionWrap::RunnerStart>("runner_start"),
+      InstanceMethod<&SessionWrap::RunnerStop>("runner_stop"),
+      InstanceMethod<&SessionWrap::RunnerPause>("runner_pause"),
+      InstanceMethod<&SessionWrap::RunnerResume>("runner_resume"),
+      InstanceMethod<&SessionWrap::RunnerTake>("runner_take"),
+      InstanceMethod<&SessionWrap::RunnerRunning>("runner_running"),
+      InstanceMethod<&SessionWrap::DrainEventsSample>("drain_events_sample"),
+      InstanceMethod<&SessionWrap::QueueSnapshot>("queue_snapshot"),
+      InstanceMethod<&SessionWrap::LastSeq>("last_seq"),
       InstanceMethod<&SessionWrap::DrainEventsJson>("drain_events_json"),
       InstanceMethod<&SessionWrap::DrainEventsFrame>("drain_events_frame"),
       InstanceMethod<&SessionWrap::SetEventCapture>("set_event_capture"),
@@ -512,11 +528,14 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     uint64_t seed = c.u64(info[0], "seed", 1, true);
     if (c.thrown()) return;
     s_ = std::make_unique<vl::Session>(seed);
+    runner_ = std::make_unique<vl::Runner>(*s_, traffic_);
   }
+  ~SessionWrap() override { runner_.reset(); }
 
  private:
   std::unique_ptr<vl::Session> s_;
-  std::vector<vl::SendWr> wr_cache_;   // set_send_wr_cache
+  vl::Traffic traffic_;                  // the load generator (engine.traffic)
+  std::unique_ptr<vl::Runner> runner_;   // the free-running engine thread (created with the session)
   // UDP transports of devices put on the network (destroyed before the session, and before their device)
   std::map<uint32_t, std::unique_ptr<vl::net::UdpTransport>> nets_;
 
@@ -526,7 +545,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     return s_.get();
   }
 
-  Napi::Value Close(const Napi::CallbackInfo& info) { nets_.clear(); s_.reset(); return info.Env().Undefined(); }
+  Napi::Value Close(const Napi::CallbackInfo& info) { runner_.reset(); nets_.clear(); s_.reset(); return info.Env().Undefined(); }
 
   static Napi::Value Profiles(const Napi::CallbackInfo& info) {
     auto env = info.Env();
@@ -874,30 +893,96 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto* s = S(env); if (!s) return env.Undefined();
     return PostObj(env, s->post_send(h, wrs));
   }
-  // The load generator's WRs, converted from JS once (engine.traffic) instead of at every refill:
-  // set_send_wr_cache(wrs) keeps them (replacing any before); post_send_cached(qp, start, count) posts
-  // cache[start, start + count) exactly as post_send would.
-  Napi::Value SetSendWrCache(const Napi::CallbackInfo& info) {
+  // The load generator and the free-running runner (vl/traffic.h). traffic_start(qp, cq, wrs) converts the WRs
+  // once; step_traffic(count) is engine.step with the generator; the runner_* calls drive the engine thread.
+  Napi::Value TrafficStart(const Napi::CallbackInfo& info) {
     auto env = info.Env(); Conv c(env);
-    auto wrs = c.send_wrs(info[0], "wrs");
+    auto qp = c.u32(info[0], "qp");
+    auto cq = c.u32(info[1], "cq");
+    auto wrs = c.send_wrs(info[2], "wrs");
     if (c.thrown()) return env.Undefined();
-    wr_cache_ = std::move(wrs);
-    return Napi::Number::New(env, static_cast<double>(wr_cache_.size()));
+    if (!S(env)) return env.Undefined();
+    return StatusObj(env, traffic_.start(qp, cq, std::move(wrs)));
   }
-  Napi::Value PostSendCached(const Napi::CallbackInfo& info) {
+  Napi::Value TrafficStop(const Napi::CallbackInfo& info) { traffic_.stop(); return info.Env().Undefined(); }
+  Napi::Value TrafficState(const Napi::CallbackInfo& info) {
+    auto env = info.Env();
+    const auto st = traffic_.state();
+    auto o = Napi::Object::New(env);
+    o.Set("on", Napi::Boolean::New(env, st.on));
+    o.Set("qp", Napi::Number::New(env, st.qp));
+    o.Set("cq", Napi::Number::New(env, st.cq));
+    o.Set("wrs", Napi::Number::New(env, static_cast<double>(st.wrs)));
+    o.Set("posted", U64(env, st.posted));
+    o.Set("completed", U64(env, st.completed));
+    if (!st.stopped.empty()) o.Set("stopped", Napi::String::New(env, st.stopped));
+    return o;
+  }
+  Napi::Value StepTraffic(const Napi::CallbackInfo& info) {
     auto env = info.Env(); Conv c(env);
-    auto h = c.u32(info[0], "qp");
-    auto start = c.u32(info[1], "start");
-    auto count = c.u32(info[2], "count");
+    auto count = c.u64(info[0], "count");
     if (c.thrown()) return env.Undefined();
-    if (start > wr_cache_.size() || count > wr_cache_.size() - start) {
-      Napi::RangeError::New(env, "start, count: [" + std::to_string(start) + ", +" + std::to_string(count) + ") is outside the cache of " +
-                                     std::to_string(wr_cache_.size()) + " WRs").ThrowAsJavaScriptException();
-      return env.Undefined();
-    }
     auto* s = S(env); if (!s) return env.Undefined();
-    const std::vector<vl::SendWr> wrs(wr_cache_.begin() + start, wr_cache_.begin() + start + count);
-    return PostObj(env, s->post_send(h, wrs));
+    if (runner_->running()) { Napi::Error::New(env, "step_traffic: the runner thread is running (runner_stop first)").ThrowAsJavaScriptException(); return env.Undefined(); }
+    const auto r = vl::step_with_traffic(*s, &traffic_, count);
+    auto o = Napi::Object::New(env);
+    o.Set("steps", U64(env, r.steps));
+    o.Set("idle", Napi::Boolean::New(env, r.idle));
+    return o;
+  }
+  Napi::Value RunnerStart(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto rate = c.num(info[0], "steps_per_second");
+    if (c.thrown()) return env.Undefined();
+    if (!S(env)) return env.Undefined();
+    return StatusObj(env, runner_->start(rate));
+  }
+  Napi::Value RunnerStop(const Napi::CallbackInfo& info) { return U64(info.Env(), runner_->stop()); }
+  Napi::Value RunnerPause(const Napi::CallbackInfo& info) { return U64(info.Env(), runner_->pause()); }
+  Napi::Value RunnerResume(const Napi::CallbackInfo& info) { runner_->resume(); return info.Env().Undefined(); }
+  Napi::Value RunnerTake(const Napi::CallbackInfo& info) { return U64(info.Env(), runner_->take()); }
+  Napi::Value RunnerRunning(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), runner_->running()); }
+  Napi::Value LastSeq(const Napi::CallbackInfo& info) {
+    auto env = info.Env();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return U64(env, s->last_seq());
+  }
+  // Every queue's ring as the device holds it now: [{ owner, device, queue: "sq"|"rq"|"cq"|"srq", depth, producer,
+  // consumer, first, slots: [{ wrId, opcode, status, state: "posted"|"started"|"done", qpNum }] }]
+  Napi::Value QueueSnapshot(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto max = c.u32(info[0], "max_slots", 256, true);
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    static const char* qn[] = {"sq", "rq", "cq", "srq"};
+    static const char* sn[] = {"posted", "started", "done"};
+    const auto rings = s->queue_snapshot(max);
+    auto a = Napi::Array::New(env, rings.size());
+    for (size_t i = 0; i < rings.size(); i++) {
+      const auto& r = rings[i];
+      auto o = Napi::Object::New(env);
+      o.Set("owner", Napi::Number::New(env, r.owner));
+      o.Set("device", Napi::Number::New(env, r.device));
+      o.Set("queue", Napi::String::New(env, qn[static_cast<uint32_t>(r.queue)]));
+      o.Set("depth", Napi::Number::New(env, r.depth));
+      o.Set("producer", U64(env, r.producer));
+      o.Set("consumer", U64(env, r.consumer));
+      o.Set("first", U64(env, r.first));
+      auto sl = Napi::Array::New(env, r.slots.size());
+      for (size_t k = 0; k < r.slots.size(); k++) {
+        const auto& x = r.slots[k];
+        auto so = Napi::Object::New(env);
+        so.Set("wrId", U64(env, x.wr_id));
+        so.Set("opcode", Napi::Number::New(env, x.opcode));
+        so.Set("status", Napi::Number::New(env, x.status));
+        so.Set("state", Napi::String::New(env, sn[static_cast<uint32_t>(x.state)]));
+        if (r.queue == vl::RingQueue::Cq) so.Set("qpNum", Napi::Number::New(env, x.qp_num));
+        sl.Set(static_cast<uint32_t>(k), so);
+      }
+      o.Set("slots", sl);
+      a.Set(static_cast<uint32_t>(i), o);
+    }
+    return a;
   }
   Napi::Value PostRecv(const Napi::CallbackInfo& info) {
     auto env = info.Env(); Conv c(env);
@@ -988,6 +1073,38 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     }
     o.Set("count", Napi::Number::New(env, static_cast<double>(evs.size())));
     o.Set("first", U64(env, evs.empty() ? 0 : evs.front().seq));
+    o.Set("objects", objs);
+    return o;
+  }
+  // The free-running engine's flood, sampled for a console that cannot draw it all: every event queued is drained;
+  // the frame holds the object life-cycle and state events (vl::frame::keeps_state: never sampled out, the host's
+  // object table and the console's key table and QP states follow them) and the newest `window` events; the others
+  // are counted in `dropped`. { frame, count, first, last, dropped, objects } (first / last: seq of the first / last
+  // event in the frame, which is not gap-free when dropped > 0).
+  Napi::Value DrainEventsSample(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto window = c.u64(info[0], "window");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    if (!vl::json::have_names()) { Napi::Error::New(env, "drain_events_sample: setEventNames() was not called").ThrowAsJavaScriptException(); return env.Undefined(); }
+    auto evs = s->drain_events();
+    const size_t total = evs.size();
+    vl::frame::sample(evs, static_cast<size_t>(window));
+    // when the oldest of the newest `window` events was produced (the console's latency counts from it)
+    const double at = evs.empty() ? 0 : runner_->produced_at_ms(evs[evs.size() - std::min<size_t>(evs.size(), window)].seq);
+    std::vector<uint8_t> bytes;
+    vl::frame::append_frame(bytes, evs, at);
+    auto o = Napi::Object::New(env);
+    o.Set("frame", Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size()));
+    auto objs = Napi::Array::New(env);
+    uint32_t no = 0;
+    for (const auto& e : evs)
+      if (e.kind == vl::EventKind::ObjectCreated || e.kind == vl::EventKind::ObjectDestroyed || e.kind == vl::EventKind::ObjectModified)
+        objs.Set(no++, EventObj(env, e));
+    o.Set("count", Napi::Number::New(env, static_cast<double>(evs.size())));
+    o.Set("first", U64(env, evs.empty() ? 0 : evs.front().seq));
+    o.Set("last", U64(env, evs.empty() ? 0 : evs.back().seq));
+    o.Set("dropped", Napi::Number::New(env, static_cast<double>(total - evs.size())));
     o.Set("objects", objs);
     return o;
   }

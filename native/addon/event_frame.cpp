@@ -45,7 +45,7 @@ void put_col(uint8_t*& p, const T* v, size_t n) { std::memcpy(p, v, n * sizeof(T
 
 }  // namespace
 
-void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
+void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs, double produced_at_ms) {
   static_assert(sizeof(double) == 8, "IEEE doubles");
   const size_t n = evs.size();
   std::vector<double> f64(6 * n);
@@ -128,12 +128,35 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs) {
                             static_cast<uint32_t>(extras.size()), static_cast<uint32_t>(blobs.size())};
   std::memcpy(p, head, sizeof head);   // host order: little-endian on every platform the addon builds for
   std::memcpy(p + 16, &first, 8);
+  std::memcpy(p + 32, &produced_at_ms, 8);
   p += kHeaderBytes;
   put_col(p, f64.data(), f64.size());
   put_col(p, u32.data(), u32.size());
   put_col(p, u8.data(), u8.size());
   std::memcpy(out.data() + base + kHeaderBytes + cols, extras.data(), extras.size());
   std::memcpy(out.data() + base + kHeaderBytes + cols + pad8(extras.size()), blobs.data(), blobs.size());
+}
+
+bool keeps_state(EventKind k) {
+  switch (k) {
+    case EventKind::ObjectCreated: case EventKind::ObjectDestroyed: case EventKind::ObjectModified:
+    case EventKind::QpState: case EventKind::AsyncEvent: case EventKind::CqArmed: case EventKind::CompEvent:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void sample(std::vector<Event>& evs, size_t window) {
+  if (evs.size() <= window) return;
+  const size_t from = evs.size() - window;   // the newest `window` events are kept whatever their kind
+  size_t out = 0;
+  for (size_t i = 0; i < evs.size(); i++) {
+    if (i < from && !keeps_state(evs[i].kind)) continue;
+    if (out != i) evs[out] = std::move(evs[i]);
+    out++;
+  }
+  evs.resize(out);
 }
 
 }  // namespace vl::frame

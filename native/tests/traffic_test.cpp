@@ -14,7 +14,7 @@ std::vector<SendWr> writes(Pair& p, size_t n, uint32_t rkey_xor = 0) {
   std::vector<SendWr> v(n);
   for (size_t i = 0; i < n; i++) {
     SendWr& w = v[i];
-    w.wr_id = i; w.opcode = WR_RDMA_WRITE; w.send_flags = i % 16 == 15 ? SEND_SIGNALED : 0;
+    w.wr_id = i; w.opcode = WR_RDMA_WRITE; w.send_flags = i % 16 == 15 ? uint32_t(SEND_SIGNALED) : 0u;
     w.sg_list = {{p.a.buf.addr + (i % 64) * 64, 64, p.a.mr.lkey}};
     w.remote_addr = p.b.buf.addr + (i % 64) * 64; w.rkey = p.b.mr.rkey ^ rkey_xor;
   }
@@ -159,6 +159,26 @@ TEST(Runner, PauseHoldsItBetweenBatchesAndCountsTheStepsOnce) {
   while (r.total_steps() < held + 2048) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const uint64_t b = r.stop();
   EXPECT_EQ(a + b, r.total_steps());
+}
+
+TEST(Runner, RemembersWhenEachBatchStarted) {
+  Pair p;
+  Traffic t;
+  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 40)).ok());
+  p.s.drain_events();
+  const uint64_t before = p.s.last_seq();
+  Runner r(p.s, t);
+  EXPECT_EQ(r.produced_at_ms(before + 1), 0);     // no batch yet
+  const double t0 = std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+  ASSERT_TRUE(r.start(1e6).ok());
+  while (r.total_steps() < 4096) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  r.stop();
+  const double t1 = std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double first = r.produced_at_ms(before + 1), last = r.produced_at_ms(p.s.last_seq());
+  EXPECT_GE(first, t0);
+  EXPECT_LE(first, last);
+  EXPECT_LE(last, t1);
+  EXPECT_EQ(r.produced_at_ms(p.s.last_seq() + 1), 0);   // not produced yet
 }
 
 TEST(Runner, AnIdleEngineWaitsAndStopsCleanly) {

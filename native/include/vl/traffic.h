@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -72,6 +73,9 @@ class Runner {
   uint64_t take();
   uint64_t total_steps() const;
   bool idle() const;                               // the last batch found nothing to do
+  // When the batch that produced event `seq` started (Unix epoch ms; a conservative production time: the event came
+  // later within the batch). 0 when no batch the runner remembers (its last 4096) produced it.
+  double produced_at_ms(uint64_t seq) const;
 
  private:
   void main();
@@ -87,6 +91,8 @@ class Runner {
   double rate_ = 0;
   uint64_t rate_gen_ = 0;
   uint64_t total_ = 0, taken_ = 0;
+  struct Mark { uint64_t last_seq; double start_ms; };
+  std::deque<Mark> marks_;                         // per batch: the last event seq it reached, when it started
 };
 
 }  // namespace vl

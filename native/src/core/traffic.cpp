@@ -1,6 +1,7 @@
 // The load generator, the deterministic step with it, and the free-running runner thread (vl/traffic.h).
 #include "vl/traffic.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <system_error>
@@ -14,6 +15,9 @@ constexpr uint32_t kPollMax = 4096;
 constexpr size_t kPostMax = 64;
 constexpr uint64_t kRefillPeriod = 256;
 constexpr uint64_t kBatch = 512;                   // a multiple of kRefillPeriod: batches sum to one replayable count
+double epoch_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 }  // namespace
 
 Status Traffic::start(Handle qp, Handle cq, std::vector<SendWr> wrs) {
@@ -135,6 +139,12 @@ uint64_t Runner::take() {
 uint64_t Runner::total_steps() const { auto g = enter(); return total_; }
 bool Runner::idle() const { auto g = enter(); return idle_; }
 
+double Runner::produced_at_ms(uint64_t seq) const {
+  auto g = enter();
+  auto it = std::lower_bound(marks_.begin(), marks_.end(), seq, [](const Mark& m, uint64_t q) { return m.last_seq < q; });
+  return it == marks_.end() ? 0 : it->start_ms;
+}
+
 void Runner::main() {
   using clk = std::chrono::steady_clock;
   std::unique_lock<std::mutex> lk(mu_);
@@ -144,7 +154,12 @@ void Runner::main() {
     if (want_.load()) { cv_.wait(lk, [&] { return stop_ || !want_.load(); }); continue; }
     if (paused_) { cv_.wait(lk, [&] { return stop_ || !paused_; }); t0 = clk::now(); since = 0; continue; }
     if (gen != rate_gen_) { gen = rate_gen_; t0 = clk::now(); since = 0; }
+    const double start = epoch_ms();
     const StepResult r = step_with_traffic(s_, &t_, kBatch);   // under mu_: pause() waits for it
+    if (r.steps) {
+      marks_.push_back({s_.last_seq(), start});
+      if (marks_.size() > 4096) marks_.pop_front();
+    }
     total_ += r.steps;
     since += r.steps;
     idle_ = r.idle;
