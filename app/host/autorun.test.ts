@@ -84,7 +84,7 @@ describe('engine.autorun', () => {
     const wcs = (again.execute({ cmd: 'cq.poll', args: { cq: s.ca, max: 16 } }) as R).result.wcs;
     expect(wcs).toEqual([expect.objectContaining({ wrId: 7, statusName: 'IBV_WC_SUCCESS' })]);
     again.close();
-  });
+  }, 120_000);
 });
 
 describe('load generator (engine.traffic)', () => {
@@ -216,5 +216,5 @@ describe('free-running autorun (engine.autorun free)', () => {
     expect((again.executor as NativeExecutor).lastSeq()).toBe(live.seq);
     expect((again.execute({ cmd: 'session.info', args: {} }) as R).result.traffic).toEqual(live.traffic);
     again.close();
-  });
+  }, 120_000);
 });

@@ -71,7 +71,7 @@ describe('browser-mode server', () => {
     expect(asConsole.call).toBeTypeOf('function');
     await waitFor(t, (s) => s.state === 'up');
     const events: number[] = [];
-    t.onEvents((b) => { events.push(b.count); });
+    t.onEvents((b) => { if (b.type === 'events') events.push(b.count); });
 
     const list = await t.call({ cmd: 'device.list', args: {} });
     expect(list.ok).toBe(true);

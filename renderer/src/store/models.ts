@@ -1,7 +1,7 @@
 // Mutable lookups derived from the device's events (and from the host's replies, which carry the same
 // objects' full descriptions). High-rate updates mutate these in place; the store publishes a version
 // number per domain once per animation frame (GUI-STACK 4.6).
-import type { DeviceEvent } from '../../../app/protocol/index.ts';
+import type { DeviceEvent, RingSnapshot } from '../../../app/protocol/index.ts';
 import { Access, QpState, QpType, WcOpcode, WcStatus, WrOpcode, namesOf } from '../../../app/protocol/index.ts';
 import { bthOpcodeName, bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
 
@@ -125,8 +125,15 @@ export interface QpView { handle: number; qpn: number; destQpn: number; lastAsyn
 export interface CqView { handle: number; device: number; cqe: number; armed: boolean; solicitedOnly: boolean; pendingEvents: number; destroyed: boolean }
 export interface SrqView { handle: number; device: number; maxWr: number; limit: number; destroyed: boolean }
 
+const RING_KINDS = new Set(['WqePosted', 'WqeStarted', 'WqeCompleted', 'Cqe']);
+
 export class QueueModel {
   readonly rings = new Map<string, Ring>();
+  /** Free running: the event stream reached us sampled (some events were dropped), so the rings cannot follow the
+   *  WQE / CQE events; they show the device's own snapshot (after event `snapshotSeq`) until the events are whole
+   *  again. `stale`: events were dropped since the last snapshot (the rings wait for the next one). */
+  snapshotSeq: number | null = null;
+  stale = false;
   readonly qps = new Map<number, QpView>();
   readonly cqs = new Map<number, CqView>();
   readonly srqs = new Map<number, SrqView>();
@@ -180,8 +187,36 @@ export class QueueModel {
   }
 
   static readonly KINDS = ['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'QpState', 'WqePosted', 'WqeStarted', 'WqeCompleted', 'Cqe', 'AsyncEvent', 'CqArmed', 'CompEvent'];
+
+  /** Some events did not reach us (the host sampled a free run): the rings wait for the device's snapshot. */
+  gap(): void { this.stale = true; }
+  /** The rings as the device holds them after event `seq`: every ring is redrawn from it (the slots of a ring are the
+   *  occupied ones; the others are free). */
+  applySnapshot(m: RingSnapshot): void {
+    for (const r of m.rings) {
+      const key = r.queue === 'sq' || r.queue === 'rq' ? `qp:${r.owner}:${r.queue}` : `${r.queue}:${r.owner}`;
+      const ring = this.ring(key, r.owner, r.queue, r.depth);
+      ring.depth = Math.max(1, r.depth);
+      ring.producer = r.producer; ring.consumer = r.consumer;
+      ring.slots.clear();
+      ring.started = r.producer;
+      r.slots.forEach((x, i) => {
+        const abs = r.first + i;
+        const done = x.state === 'done';
+        const opcode = r.queue === 'sq' ? WrOpcode.name(x.opcode) : r.queue === 'cq' ? WcOpcode.name(x.opcode) : 'RECV';
+        const status = r.queue === 'cq' || (done && r.queue === 'sq') ? WcStatus.name(x.status) : x.state;
+        if (r.queue === 'sq' && x.state === 'posted' && abs < ring.started) ring.started = abs;
+        ring.slots.set(abs, { abs, opcode, status, wrId: x.wrId, ok: !done || x.status === 0, text: r.queue === 'cq' && x.qpNum !== undefined ? `QP 0x${x.qpNum.toString(16)}` : '' });
+      });
+    }
+    this.snapshotSeq = m.seq;
+    this.stale = false;
+  }
+
   /** returns true if anything drawn changed */
   applyEvent(e: DeviceEvent): boolean {
+    // after a gap the ring contents come from the next snapshot, not from the events that happen to arrive
+    if (this.stale && RING_KINDS.has(e.kind)) return false;
     switch (e.kind) {
       case 'ObjectCreated': {
         if (e.objKind === 'qp') { const q = this.qp(e.obj); q.device = e.device; if (e.a) q.qpn = e.a; return true; }

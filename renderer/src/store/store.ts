@@ -6,7 +6,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import {
   Command, DeviceCap, AtomicCap, FrameEventView, Mtu, QpState, describeZodError, namesOf,
-  type DeviceEvent, type ErrorInfo, type EventBatch, type EventFrame, type FrameBatch, type HostStatus, type Reply, type SendWr, type RecvWr,
+  type DeviceEvent, type ErrorInfo, type EventBatch, type EventFrame, type FrameBatch, type HostStatus, type Reply, type RingSnapshot, type SendWr, type RecvWr,
 } from '../../../app/protocol/index.ts';
 import { EventRing, FilteredView, type EventFilter } from './eventRing.ts';
 import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog } from './models.ts';
@@ -15,7 +15,7 @@ import { handleOf, isRec, num, pick, str, type Rec } from './spec.ts';
 // ------------------------------------------------------------------ transport (shape of renderer/src/transport)
 export interface ConsoleTransport {
   call(command: Command): Promise<Reply>;
-  onEvents(cb: (batch: EventBatch | FrameBatch | DeviceEvent[]) => void): unknown;
+  onEvents(cb: (batch: EventBatch | FrameBatch | RingSnapshot | DeviceEvent[]) => void): unknown;
   onHost(cb: (h: HostStatus) => void): unknown;
   control(action: 'restart-host' | 'kill-host'): unknown;
   /** tell the host the console has drawn the events up to seq and how many more it asks for (optional: flow
@@ -146,6 +146,8 @@ export interface ConsoleState {
   ingest(events: DeviceEvent[], dropped?: number): void;
   /** the same for binary event frames (the autorun flood): the events are read from the columns, no object each */
   ingestFrames(frames: EventFrame[], dropped?: number): void;
+  /** free run: the rings as the device holds them after event `seq`, applied in order with the events */
+  ingestRings(m: RingSnapshot): void;
   /** forget everything drawn (host restarting: its journal replay sends the events again) */
   resetModels(): void;
   /** on connect: devices, and the objects alive in the session (session.info) */
@@ -272,8 +274,9 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const dirty = { events: false, keys: false, queues: false, wire: false, memory: false, devices: false, hexBuffers: new Set<number>() };
   let flushQueued = false;
   let pendingSince = -1;   // arrival time of the oldest batch not yet published
-  // batches received, not yet applied: event objects, or a frame's events from index `from`
-  const inbox: (DeviceEvent[] | { frame: EventFrame; from: number })[] = [];
+  // batches received, not yet applied: event objects, or a frame's events from index `from`; in a free run also the
+  // points where events were dropped and the rings snapshots, in arrival order
+  const inbox: (DeviceEvent[] | { frame: EventFrame; from: number } | { gap: true } | { rings: RingSnapshot })[] = [];
   let inboxHead = 0;                   // next event in inbox[0]
   const view = new FrameEventView();   // re-pointed at each frame event as it is applied
   let held: ({ events: DeviceEvent[]; dropped: number } | { frames: EventFrame[]; dropped: number })[] | null = null;   // live batches while events.recent is fetched
@@ -318,7 +321,9 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       const sel = get().selectedBuffer; const shown = get().hex;
       while (inbox.length) {
         const b = inbox[0]!;
-        if (Array.isArray(b)) {
+        if ('gap' in b) model.queues.gap();
+        else if ('rings' in b) { model.queues.applySnapshot(b.rings); dirty.queues = true; }
+        else if (Array.isArray(b)) {
           while (inboxHead < b.length) {
             apply(b[inboxHead++]!, sel, shown);
             if ((inboxHead & 255) === 0 && now() - t0 > budgetMs) return false;
@@ -640,6 +645,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         }
         // batches queue up and are applied in the next frame, within a time budget (see drain)
         ring.dropped += dropped;
+        if (dropped) inbox.push({ gap: true });
         if (events.length) { inbox.push(events); if (pendingSince < 0) pendingSince = now(); }
         if (events.length || dropped) { dirty.events = true; queueFlush(); }
       },
@@ -647,9 +653,15 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         lastIngestAt = now();
         if (held) { held.push({ frames, dropped }); return; }
         ring.dropped += dropped;
+        if (dropped) inbox.push({ gap: true });
         let any = false;
         for (const frame of frames) {
           if (!frame.count) continue;
+          // the device's production time, when the host knows it (free run): the latency counts from there
+          if (frame.producedAt > 0 && typeof performance !== 'undefined') {
+            const t = frame.producedAt - performance.timeOrigin;
+            if (pendingSince < 0 || t < pendingSince) pendingSince = t;
+          }
           // events the history already held are skipped (seq is gap-free within a frame)
           let from = 0;
           if (skipUpTo >= 0) {
@@ -663,12 +675,18 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         if (any || dropped) { dirty.events = true; queueFlush(); }
       },
 
+      ingestRings(m) {
+        if (held) return;   // the next one comes within a tenth of a second
+        inbox.push({ rings: m });
+        dirty.queues = true; queueFlush();
+      },
+
       resetModels() {
         skipUpTo = -1;
         inbox.length = 0; inboxHead = 0;
         ring.clear(); model.view.reset();
         model.keys.byHandle.clear();
-        model.queues.rings.clear(); model.queues.qps.clear(); model.queues.cqs.clear(); model.queues.srqs.clear();
+        model.queues.rings.clear(); model.queues.snapshotSeq = null; model.queues.stale = false; model.queues.qps.clear(); model.queues.cqs.clear(); model.queues.srqs.clear();
         model.wire.clear();
         model.marks.writes.clear(); model.checks.rows = [];
         set((s) => ({
@@ -806,6 +824,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
     });
     transport.onEvents((b) => {
       if (Array.isArray(b)) store.getState().ingest(b);
+      else if (b.type === 'rings') store.getState().ingestRings(b);
       else if ('frames' in b) store.getState().ingestFrames(b.frames, b.dropped ?? 0);
       else store.getState().ingest(b.events ?? [], b.dropped ?? 0);
     });

@@ -7,7 +7,7 @@
 //   'down' (reason)                                       the host died; pending calls resolve with HOST_DOWN
 // After a restart the host replays the journal; its events arrive again (same seq numbers: the device
 // is deterministic), so a client may reset its models on 'starting'.
-import type { Command, Control, DeviceEvent, EventBatch, FrameBatch, FromHost, HostStatus, Reply } from '../../../app/protocol/index.ts';
+import type { Command, Control, DeviceEvent, EventBatch, FrameBatch, FromHost, HostStatus, Reply, RingSnapshot } from '../../../app/protocol/index.ts';
 import { decodeFrames, frameTotals, isFrameMessage } from '../../../app/protocol/index.ts';
 
 export type { Command, Control, DeviceEvent, EventBatch, FrameBatch, FromHost, HostStatus, Reply };
@@ -17,8 +17,9 @@ export interface Transport {
   /** Send one command; resolves with the host's reply (ok or error). Never rejects: transport failures
    *  come back as a reply with error.code "HOST_DOWN". */
   call(command: Command): Promise<Reply>;
-  /** Subscribe to event batches (JSON, or binary event frames); returns an unsubscribe function. */
-  onEvents(cb: (batch: EventBatch | FrameBatch) => void): () => void;
+  /** Subscribe to event batches (JSON, or binary event frames) and a free run's rings snapshots, in arrival order;
+   *  returns an unsubscribe function. */
+  onEvents(cb: (batch: EventBatch | FrameBatch | RingSnapshot) => void): () => void;
   /** Subscribe to backend-host status changes (the current status is replayed to new subscribers). */
   onHost(cb: (status: HostStatus) => void): () => void;
   /** Restart or kill the backend host (kill exists for tests and the "crash the backend" demo). */
@@ -34,7 +35,7 @@ abstract class BaseTransport implements Transport {
   abstract readonly kind: 'websocket' | 'messageport';
   private nextId = 1;
   private pending = new Map<number, (r: Reply) => void>();
-  private eventCbs = new Set<Listener<EventBatch | FrameBatch>>();
+  private eventCbs = new Set<Listener<EventBatch | FrameBatch | RingSnapshot>>();
   private hostCbs = new Set<Listener<HostStatus>>();
   protected status: HostStatus | null = null;
   protected closed = false;
@@ -59,7 +60,8 @@ abstract class BaseTransport implements Transport {
   /** flow control: the console has drawn the events up to seq and asks for `window` more (no reply) */
   ack(seq: number, window?: number): void { this.sendText(window === undefined ? { type: 'ack', seq } : { type: 'ack', seq, window }); }
 
-  onEvents(cb: Listener<EventBatch | FrameBatch>): () => void { this.eventCbs.add(cb); return () => this.eventCbs.delete(cb); }
+  /** event batches, and the rings snapshots of a free run, in the order they arrived */
+  onEvents(cb: Listener<EventBatch | FrameBatch | RingSnapshot>): () => void { this.eventCbs.add(cb); return () => this.eventCbs.delete(cb); }
   onHost(cb: Listener<HostStatus>): () => void {
     this.hostCbs.add(cb);
     if (this.status) cb(this.status);
@@ -83,7 +85,7 @@ abstract class BaseTransport implements Transport {
     if (msg.type === 'reply') {
       const cb = msg.id !== null ? this.pending.get(msg.id) : undefined;
       if (cb) { this.pending.delete(msg.id as number); cb(msg); }
-    } else if (msg.type === 'events') {
+    } else if (msg.type === 'events' || msg.type === 'rings') {
       for (const cb of this.eventCbs) cb(msg);
     } else if (msg.type === 'host') {
       this.setStatus(msg);

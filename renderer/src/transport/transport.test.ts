@@ -33,7 +33,7 @@ describe('MessagePortTransport', () => {
     const statuses: HostStatus[] = [];
     const batches: (EventBatch | FrameBatch)[] = [];
     t.onHost((s) => statuses.push(s));
-    t.onEvents((b) => batches.push(b));
+    t.onEvents((b) => { if (b.type === 'events') batches.push(b); });
     const controls: unknown[] = [];
     ctlCh.port2.on('message', (m) => controls.push(m));
 

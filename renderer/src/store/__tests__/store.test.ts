@@ -220,6 +220,37 @@ describe('ring slot derivation', () => {
     expect(r.consumer).toBe(2); // one CQE left in the queue after the third arrived: the first two were consumed
   });
 
+  it('after a gap (a sampled free run) ignores WQE/CQE events until the device\'s rings snapshot, then follows events again', () => {
+    const q = new QueueModel();
+    q.applyEvent(ev('ObjectCreated', { objKind: 'cq', obj: 2, a: 8 }));
+    q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 9, a: 1, b: 0, c: 8, d: 1 }));
+    q.gap();
+    expect(q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 9, a: 500, b: 0, c: 8, d: 1 }))).toBe(false);
+    expect(q.applyEvent(ev('Cqe', { objKind: 'cq', obj: 2, a: 0, b: 1, d: 1, wc: { status: 0, opcode: 1, wrId: 9 } }))).toBe(false);
+    expect(q.rings.get('qp:9:sq')!.producer).toBe(1);
+    // state events still apply
+    q.applyEvent(ev('QpState', { objKind: 'qp', obj: 9, a: 3, b: 6, c: 0x11 }));
+    expect(q.qps.get(9)!.state).toBe(6);
+    q.applySnapshot({ type: 'rings', seq: 1000, rings: [
+      { owner: 9, device: 1, queue: 'sq', depth: 4, producer: 700, consumer: 697, first: 697, slots: [
+        { wrId: 697, opcode: 0, status: 0, state: 'done' }, { wrId: 698, opcode: 0, status: 0, state: 'started' }, { wrId: 699, opcode: 2, status: 0, state: 'posted' }] },
+      { owner: 2, device: 1, queue: 'cq', depth: 8, producer: 40, consumer: 39, first: 39, slots: [{ wrId: 696, opcode: 1, status: 10, state: 'done', qpNum: 0x11 }] },
+    ] });
+    expect(q.stale).toBe(false);
+    expect(q.snapshotSeq).toBe(1000);
+    const sq = q.rings.get('qp:9:sq')!;
+    expect(sq).toMatchObject({ producer: 700, consumer: 697, started: 699, depth: 4 });
+    expect([...sq.slots.keys()]).toEqual([697, 698, 699]);
+    expect(sq.slots.get(697)).toMatchObject({ opcode: 'IBV_WR_RDMA_WRITE', status: 'IBV_WC_SUCCESS', ok: true });
+    expect(sq.slots.get(698)).toMatchObject({ status: 'started' });
+    expect(sq.slots.get(699)).toMatchObject({ opcode: 'IBV_WR_SEND', status: 'posted' });
+    expect(q.rings.get('cq:2')!.slots.get(39)).toMatchObject({ opcode: 'IBV_WC_RDMA_WRITE', status: 'IBV_WC_REM_ACCESS_ERR', ok: false, wrId: 696 });
+    // whole events again: they continue from the snapshot
+    expect(q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 9, a: 700, b: 0, c: 8, d: 4 }))).toBe(true);
+    expect(sq.producer).toBe(701);
+    expect(sq.slots.get(700)).toMatchObject({ wrId: 700, status: 'posted' });
+  });
+
   it('lights the QP state from QpState events and tracks CQ arming', () => {
     const q = new QueueModel();
     q.applyEvent(ev('QpState', { objKind: 'qp', obj: 4, a: 2, b: 3, c: 0x12 }));
