@@ -24,6 +24,7 @@ export interface HostExecutor extends Executor {
   runnerPause?(): number;
   runnerResume?(): void;
   runnerTake?(): number;
+  setEventBudget?(n: number): void;
   drainSample?(window: number): EventChunk & { objects: DeviceEvent[]; dropped: number; last: number };
   queueSnapshot?(maxSlots?: number): RingSnapshot['rings'];
   lastSeq?(): number;
@@ -137,10 +138,13 @@ export class HostCore {
     this.journalSteps(this.executor.runnerPause!());
     this.paused = true;
     this.pumpSample();
+    if (this.ringsDue && performance.now() - this.lastRings >= (this.opts.ringSnapshotMs ?? 100)) this.sendRings();
   }
   private releaseRunner(): void {
     if (--this.holds > 0 || !this.paused) return;
     this.paused = false;
+    // a command ended the free run: the rings as it left them (the events are whole again from here)
+    if (!this.executor.freeRunning!()) this.sendRings();
     this.executor.runnerResume!();
   }
   private journalSteps(n: number): void {
@@ -154,21 +158,35 @@ export class HostCore {
   private lastRings = -Infinity;
   private ringsDue = false;
   /** Free running: every event the device queued leaves the device; the console gets the state events and the
-   *  newest window of them (none while it has not drawn the last sample), the rest is counted as dropped. When some
-   *  were dropped the console's rings cannot follow the events, so the rings as the device holds them follow (at
-   *  most every ringSnapshotMs, ordered after the events). Call with the runner paused. */
+   *  newest window of them (none while it has not drawn the last sample), the rest is counted as dropped (most of
+   *  them already at the source: the runner keeps at most a window of events queued). When some were dropped the
+   *  console's rings cannot follow the events, so the device's rings follow (sendRings, with the runner paused). */
   private pumpSample(): void {
     const ex = this.executor;
     const behind = performance.now() - this.acked.at <= 2000 && this.acked.seq < this.batcher.lastSentSeq;
-    const chunk = ex.drainSample!(behind ? 0 : this.ackedWindow());
+    const window = this.ackedWindow();
+    ex.setEventBudget?.(window);
+    const chunk = ex.drainSample!(behind ? 0 : window);
     if (chunk.count || chunk.dropped) this.batcher.pushChunks(chunk.count ? [chunk] : [], chunk.dropped);
     if (chunk.dropped) this.ringsDue = true;
-    if (!this.ringsDue || performance.now() - this.lastRings < (this.opts.ringSnapshotMs ?? 100)) return;
+  }
+  /** The rings as the device holds them after its last event, ordered after the events sent so far. Call with the
+   *  runner paused or stopped. */
+  private sendRings(): void {
+    const ex = this.executor;
     const rings = ex.queueSnapshot!();
     const seq = ex.lastSeq!();
     this.ringsDue = false; this.lastRings = performance.now();
     this.batcher.flushNow();   // the events up to seq go first
     this.broadcast({ type: 'rings', seq, rings });
+  }
+  /** One tick of a free run: the steps to the journal, a sample of the events to the console; every
+   *  ringSnapshotMs (when events were dropped) with the runner paused, so the rings match the events sent. */
+  private freeTick(): void {
+    if (!this.executor.freeRunning?.()) return;
+    if (this.ringsDue && performance.now() - this.lastRings >= (this.opts.ringSnapshotMs ?? 100)) { this.holdRunner(); this.releaseRunner(); return; }
+    this.journalSteps(this.executor.runnerTake!());
+    this.pumpSample();
   }
 
   private executeHeld(command: Command): ExecResult {
@@ -254,11 +272,7 @@ export class HostCore {
     this.autorunFree = free;
     if (free) {
       // the runner thread runs the engine; each tick journals its steps and sends a sample of what it did
-      this.autorunTimer = setInterval(() => {
-        if (!this.executor.freeRunning?.()) return;
-        this.holdRunner();
-        this.releaseRunner();
-      }, tick);
+      this.autorunTimer = setInterval(() => this.freeTick(), tick);
       return;
     }
     this.autorunLast = performance.now();

@@ -314,6 +314,8 @@ export class NativeExecutor implements Executor {
   /** steps of a runner stopped by a command (engine.autorun off, device.attachNet) not taken yet */
   private stepsLeft = 0;
   private takeLeft(): number { const n = this.stepsLeft; this.stepsLeft = 0; return n; }
+  /** the runner keeps at most n queued events besides the state ones (sampling at the source, on its thread) */
+  setEventBudget(n: number): void { this.s.runner_set_event_budget(n); }
   /** every event queued, sampled: the state events and the newest `window` (one frame); the rest counted in dropped */
   drainSample(window: number): ExecEventChunk & { dropped: number; last: number } {
     const r = this.s.drain_events_sample(window);
@@ -513,6 +515,7 @@ export class NativeExecutor implements Executor {
           profiles: this.addon.Session.profiles().map((p) => p.name), objects: this.liveObjects(),
           autorun: this.autorun, realTime: this.netDevices.size > 0, network: [...this.netDevices],
           traffic: this.traffic ? this.trafficView() : null,
+          eventSeq: u64n(s.last_seq()),   // events the device produced so far (seq of the last one)
         });
       case 'session.reset': {
         s.close();                       // closes the UDP transports first

@@ -130,6 +130,8 @@ export interface NativeSession {
   runner_resume(): void;
   runner_take(): U64;
   runner_running(): boolean;
+  /** after each batch the runner keeps at most n queued events besides the state ones (0: all) */
+  runner_set_event_budget(n: number): void;
   /** every queued event drained; the frame holds the state events and the newest `window` ones, the rest dropped */
   drain_events_sample(window: number): { frame: Uint8Array; count: number; first: U64; last: U64; dropped: number; objects: NEvent[] };
   queue_snapshot(maxSlots?: number): NRing[];

@@ -507,6 +507,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::RunnerResume>("runner_resume"),
       InstanceMethod<&SessionWrap::RunnerTake>("runner_take"),
       InstanceMethod<&SessionWrap::RunnerRunning>("runner_running"),
+      InstanceMethod<&SessionWrap::RunnerSetEventBudget>("runner_set_event_budget"),
       InstanceMethod<&SessionWrap::DrainEventsSample>("drain_events_sample"),
       InstanceMethod<&SessionWrap::QueueSnapshot>("queue_snapshot"),
       InstanceMethod<&SessionWrap::LastSeq>("last_seq"),
@@ -941,6 +942,13 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
   Napi::Value RunnerPause(const Napi::CallbackInfo& info) { return U64(info.Env(), runner_->pause()); }
   Napi::Value RunnerResume(const Napi::CallbackInfo& info) { runner_->resume(); return info.Env().Undefined(); }
   Napi::Value RunnerTake(const Napi::CallbackInfo& info) { return U64(info.Env(), runner_->take()); }
+  Napi::Value RunnerSetEventBudget(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto n = c.u32(info[0], "events");
+    if (c.thrown()) return env.Undefined();
+    runner_->set_event_budget(n);
+    return env.Undefined();
+  }
   Napi::Value RunnerRunning(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), runner_->running()); }
   Napi::Value LastSeq(const Napi::CallbackInfo& info) {
     auto env = info.Env();
@@ -1077,7 +1085,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     return o;
   }
   // The free-running engine's flood, sampled for a console that cannot draw it all: every event queued is drained;
-  // the frame holds the object life-cycle and state events (vl::frame::keeps_state: never sampled out, the host's
+  // the frame holds the object life-cycle and state events (vl::is_state_event: never sampled out, the host's
   // object table and the console's key table and QP states follow them) and the newest `window` events; the others
   // are counted in `dropped`. { frame, count, first, last, dropped, objects } (first / last: seq of the first / last
   // event in the frame, which is not gap-free when dropped > 0).
@@ -1087,7 +1095,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
     if (!vl::json::have_names()) { Napi::Error::New(env, "drain_events_sample: setEventNames() was not called").ThrowAsJavaScriptException(); return env.Undefined(); }
-    auto evs = s->drain_events();
+    uint64_t sampled_out = 0;                    // removed at the source (Runner::set_event_budget) before these
+    auto evs = s->drain_events(SIZE_MAX, &sampled_out);
     const size_t total = evs.size();
     vl::frame::sample(evs, static_cast<size_t>(window));
     // when the oldest of the newest `window` events was produced (the console's latency counts from it)
@@ -1104,7 +1113,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     o.Set("count", Napi::Number::New(env, static_cast<double>(evs.size())));
     o.Set("first", U64(env, evs.empty() ? 0 : evs.front().seq));
     o.Set("last", U64(env, evs.empty() ? 0 : evs.back().seq));
-    o.Set("dropped", Napi::Number::New(env, static_cast<double>(total - evs.size())));
+    o.Set("dropped", Napi::Number::New(env, static_cast<double>(total - evs.size() + sampled_out)));
     o.Set("objects", objs);
     return o;
   }

@@ -203,6 +203,59 @@ TEST(Runner, AnIdleEngineWaitsAndStopsCleanly) {
   EXPECT_EQ(read(p.s, p.b.buf.addr, 64), std::vector<uint8_t>(64, 0x5a));
 }
 
+TEST(Runner, AnEventBudgetSamplesAtTheSourceKeepingStateEventsAndCountingTheRest) {
+  Pair p;
+  Traffic t;
+  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 40)).ok());
+  p.s.drain_events();
+  const uint64_t first = p.s.last_seq() + 1;
+  Runner r(p.s, t);
+  r.set_event_budget(100);
+  ASSERT_TRUE(r.start(1e6).ok());
+  while (r.total_steps() < 20000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // a state event in the middle of the flood (a QP created between two batches) survives the sampling
+  r.pause();
+  QpInitAttr ia; ia.pd = p.a.pd; ia.send_cq = p.a.scq; ia.recv_cq = p.a.rcq;
+  auto q = p.s.create_qp(p.a.pd, ia);
+  ASSERT_TRUE(q.ok());
+  r.resume();
+  while (r.total_steps() < 40000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  r.stop();
+  uint64_t out = 0;
+  auto evs = p.s.drain_events(SIZE_MAX, &out);
+  EXPECT_GT(out, 10000u);
+  EXPECT_EQ(p.s.take_sampled_out(), 0u);           // taken by the drain
+  EXPECT_EQ(evs.size() + out, p.s.last_seq() - first + 1);   // every event is either here or counted
+  size_t other = 0, created = 0;
+  for (auto& e : evs) {
+    if (e.kind == EventKind::ObjectCreated && e.obj == q.value.handle) created++;
+    if (!is_state_event(e.kind)) other++;
+  }
+  EXPECT_EQ(created, 1u);
+  EXPECT_LE(other, 100u);
+  EXPECT_EQ(evs.back().seq, p.s.last_seq());       // the newest are the ones kept
+}
+
+TEST(Events, SampleEventsKeepsTheNewestAndTheStateEvents) {
+  Pair p;
+  p.s.drain_events();
+  for (uint64_t i = 0; i < 5; i++) ASSERT_TRUE(p.write(p.a, p.b, 0, 0, 8, i).ok());
+  QpInitAttr ia; ia.pd = p.a.pd; ia.send_cq = p.a.scq; ia.recv_cq = p.a.rcq;
+  ASSERT_TRUE(p.s.create_qp(p.a.pd, ia).ok());
+  p.s.run();
+  const uint64_t last = p.s.last_seq();
+  EXPECT_EQ(p.s.sample_events(1000), 0u);          // fewer than that: nothing removed
+  const size_t removed = p.s.sample_events(3);
+  EXPECT_GT(removed, 5u);
+  EXPECT_EQ(p.s.take_sampled_out(), removed);
+  EXPECT_EQ(p.s.take_sampled_out(), 0u);
+  auto evs = p.s.drain_events();
+  ASSERT_EQ(evs.size(), 4u);                       // ObjectCreated (qp) + the newest 3
+  EXPECT_EQ(evs[0].kind, EventKind::ObjectCreated);
+  EXPECT_EQ(evs[3].seq, last);
+  EXPECT_EQ(evs[1].seq + 2, last);
+}
+
 // ---------------------------------------------------------------- queue snapshot
 
 const RingSnapshot* ring(const std::vector<RingSnapshot>& v, Handle owner, RingQueue q) {

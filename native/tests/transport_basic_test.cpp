@@ -75,7 +75,7 @@ TEST(TransportBasic, PartialPostExecutesTheWrsBeforeTheBadOne) {
     std::vector<SendWr> wrs(12);
     for (uint32_t i = 0; i < wrs.size(); i++) {
       SendWr& w = wrs[i];
-      w.wr_id = round * 100 + i; w.opcode = WR_RDMA_WRITE; w.send_flags = i == 7 ? SEND_SIGNALED : 0;
+      w.wr_id = round * 100 + i; w.opcode = WR_RDMA_WRITE; w.send_flags = i == 7 ? uint32_t(SEND_SIGNALED) : 0u;
       w.sg_list = {{p.a.buf.addr + i * 64, 64, p.a.mr.lkey}};
       w.remote_addr = p.b.buf.addr + round * 1024 + i * 64; w.rkey = p.b.mr.rkey;
     }

@@ -142,6 +142,10 @@ struct RingSnapshot {
   std::vector<RingSlot> slots;                     // at most the newest max_slots of them
 };
 
+// Events a sampling console must never miss: object life cycle (created / destroyed / modified), QP state changes,
+// asynchronous events, CQ arming and completion-channel events.
+bool is_state_event(EventKind k);
+
 struct FaultConfig { double loss = 0, duplicate = 0, reorder = 0, delay = 0; uint64_t delay_ns = 0; };
 
 // How the engine runs.
@@ -222,7 +226,12 @@ class Session {
   Status set_engine_threads(unsigned n);
 
   // observation
-  std::vector<Event> drain_events(size_t max = SIZE_MAX);
+  // sampled_out: also takes take_sampled_out() under the same lock (the count of events removed before these)
+  std::vector<Event> drain_events(size_t max = SIZE_MAX, uint64_t* sampled_out = nullptr);
+  // Sampling at the source (a console that cannot draw every event): removes the queued events older than the newest
+  // `keep` unless is_state_event(); returns how many were removed, which take_sampled_out() reports (once).
+  size_t sample_events(size_t keep);
+  uint64_t take_sampled_out();
   // Every SQ, RQ, CQ and SRQ of the session, with at most max_slots slots each (the newest).
   std::vector<RingSnapshot> queue_snapshot(size_t max_slots = 256) const;
   // seq of the last event captured (0: none yet)

@@ -72,6 +72,9 @@ class Runner {
   // Steps run since the last take.
   uint64_t take();
   uint64_t total_steps() const;
+  // After each batch keep at most `n` queued events besides the state ones (Session::sample_events, on this thread,
+  // where they were allocated); 0: keep all (the default).
+  void set_event_budget(size_t n);
   bool idle() const;                               // the last batch found nothing to do
   // When the batch that produced event `seq` started (Unix epoch ms; a conservative production time: the event came
   // later within the batch). 0 when no batch the runner remembers (its last 4096) produced it.
@@ -87,6 +90,7 @@ class Runner {
   mutable std::atomic<int> want_{0};               // callers waiting for mu_: the thread lets them in first
   std::thread th_;
   bool stop_ = false, idle_ = false;
+  size_t budget_ = 0;
   unsigned paused_ = 0;
   double rate_ = 0;
   uint64_t rate_gen_ = 0;

@@ -40,14 +40,49 @@ Event& SessionImpl::emit(EventKind k, Handle dev, Handle obj, const char* obj_ki
   return events.back();
 }
 
-std::vector<Event> Session::drain_events(size_t max) {
+std::vector<Event> Session::drain_events(size_t max, uint64_t* sampled_out) {
   auto lk_ = impl_->lock();
   auto& S = *impl_;
+  if (sampled_out) { *sampled_out = S.sampled_out; S.sampled_out = 0; }
   std::vector<Event> out;
   size_t n = std::min(max, S.events.size());
   out.reserve(n);
   for (size_t i = 0; i < n; i++) { out.push_back(std::move(S.events.front())); S.events.pop_front(); }
   return out;
+}
+
+bool is_state_event(EventKind k) {
+  switch (k) {
+    case EventKind::ObjectCreated: case EventKind::ObjectDestroyed: case EventKind::ObjectModified:
+    case EventKind::QpState: case EventKind::AsyncEvent: case EventKind::CqArmed: case EventKind::CompEvent:
+      return true;
+    default:
+      return false;
+  }
+}
+
+size_t Session::sample_events(size_t keep) {
+  auto lk_ = impl_->lock();
+  auto& q = impl_->events;
+  if (q.size() <= keep) return 0;
+  const size_t from = q.size() - keep;
+  size_t out = 0;
+  for (size_t i = 0; i < q.size(); i++) {
+    if (i < from && !is_state_event(q[i].kind)) continue;
+    if (out != i) q[out] = std::move(q[i]);
+    out++;
+  }
+  const size_t removed = q.size() - out;
+  q.resize(out);
+  impl_->sampled_out += removed;
+  return removed;
+}
+
+uint64_t Session::take_sampled_out() {
+  auto lk_ = impl_->lock();
+  const uint64_t n = impl_->sampled_out;
+  impl_->sampled_out = 0;
+  return n;
 }
 
 void Session::set_event_capture(bool on) {

@@ -217,6 +217,7 @@ class SessionImpl {
   bool capture = true;
   uint64_t next_seq = 1;
   std::deque<Event> events;
+  uint64_t sampled_out = 0;                    // events removed by sample_events, not yet reported
   std::deque<PcapRec> pcap;                    // packets sent (for write_pcap), kept while capture is on (newest 256k)
 
   // engine

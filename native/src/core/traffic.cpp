@@ -136,6 +136,8 @@ uint64_t Runner::take() {
   return n;
 }
 
+void Runner::set_event_budget(size_t n) { auto g = enter(); budget_ = n; }
+
 uint64_t Runner::total_steps() const { auto g = enter(); return total_; }
 bool Runner::idle() const { auto g = enter(); return idle_; }
 
@@ -160,6 +162,7 @@ void Runner::main() {
       marks_.push_back({s_.last_seq(), start});
       if (marks_.size() > 4096) marks_.pop_front();
     }
+    if (budget_) s_.sample_events(budget_);
     total_ += r.steps;
     since += r.steps;
     idle_ = r.idle;

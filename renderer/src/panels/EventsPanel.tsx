@@ -22,7 +22,7 @@ export function EventsPanel() {
   const [objText, setObjText] = useState(filter.obj === null ? '' : String(filter.obj));
   const { ring, view } = model;
   const kinds = ring.kinds.strings;
-  const title = useSampled(`Events (${view.length.toLocaleString()} shown of ${ring.size.toLocaleString()} held, ${ring.total.toLocaleString()} received${ring.dropped ? `, ${ring.dropped.toLocaleString()} dropped by the host` : ''}${view.pending ? `; filtering, ${view.pending.toLocaleString()} rows to go` : ''})`);
+  const title = useSampled(`Events (${view.length.toLocaleString()} shown of ${ring.size.toLocaleString()} held, ${ring.total.toLocaleString()} received${ring.dropped ? `, ${ring.dropped.toLocaleString()} not sent by the host (sampled or dropped)` : ''}${view.pending ? `; filtering, ${view.pending.toLocaleString()} rows to go` : ''})`);
   const selRow = selected !== null && selected < view.length ? ring.row(view.at(selected)) : null;
   return (
     <div className="stack">

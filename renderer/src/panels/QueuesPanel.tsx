@@ -286,11 +286,26 @@ function QpCard({ handle }: { handle: number }) {
   );
 }
 
+/** Free running: says where the rings come from when the events reach us sampled (QueueModel.snapshotSeq). */
+function SampledNote() {
+  const { model } = useLiveObjects();
+  const q = model.queues;
+  if (q.snapshotSeq === null) return null;
+  return (
+    <p className="note" role="status" data-testid="rings-sampled">
+      The engine is free running faster than the console draws, so the event stream reaches it sampled.
+      {q.stale ? ' Events were dropped since the last snapshot: the rings below are as the device held them ' : ' The rings below are as the device held them '}
+      after event #{q.snapshotSeq.toLocaleString()} (its own snapshot of each queue, a few times a second), not rebuilt from the events.
+    </p>
+  );
+}
+
 export function QueuesPanel() {
   const { qps, cqs, srqs, model } = useLiveObjects();
   const { dev } = useNames();
   return (
     <div className="stack">
+      <SampledNote />
       <div className="row">
         <Section title="Create CQ"><CreateCqForm /></Section>
         <Section title="Create QP"><CreateQpForm /></Section>

@@ -10,6 +10,7 @@ function SpeedForm() {
   const autorun = useConsole((s) => s.autorun);
   const sps = useConsole((s) => s.stepsPerSecond);
   const setAutorun = useConsole((s) => s.setAutorun);
+  const freeRun = useConsole((s) => s.freeRun);
   const step = useConsole((s) => s.step);
   const [speed, setSpeed] = useState(String(sps));
   const [count, setCount] = useState('10');
@@ -22,6 +23,10 @@ function SpeedForm() {
         <Field label="Speed (engine steps per second)"><input data-testid="run-speed" value={speed} onChange={(e) => setSpeed(e.target.value)} size={10} aria-invalid={!!speedProblem} /></Field>
         <button type="submit" disabled={!!speedProblem}>{autorun ? 'Apply speed' : 'Set speed'}</button>
         <button type="button" data-testid="run-play-2" aria-pressed={autorun} disabled={!!speedProblem} onClick={() => void setAutorun(!autorun, n)}>{autorun ? '❚❚ Pause' : '▶ Play at this speed'}</button>
+        <label className="small" title="The engine runs on its own thread at this speed whatever the console draws: the console is shown a sample of the events (every state change, the newest of the rest) and the rings as the device holds them. Off: autorun waits for the console, which sees every event.">
+          <input type="checkbox" data-testid="run-free" checked={freeRun} onChange={(e) => void setAutorun(autorun, Number.isNaN(n) ? undefined : n, e.target.checked)} disabled={!!speedProblem && autorun} />
+          free running (engine thread; the console samples)
+        </label>
         <ErrorMessage form="engine.autorun" local={speedProblem} />
       </form>
       <form className="form" aria-label="step" onSubmit={(e) => { e.preventDefault(); if (!stepProblem) void step(c); }}>

@@ -154,7 +154,9 @@ export interface ConsoleState {
   syncObjects(): Promise<void>;
   // run controls
   autorun: boolean; stepsPerSecond: number; faults: Faults; lastRun: string;
-  setAutorun(on: boolean, stepsPerSecond?: number): Promise<void>; step(count: number): Promise<void>; runToIdle(): Promise<void>;
+  /** autorun free running (engine.autorun free): the engine on its own thread, the console shown a sample */
+  freeRun: boolean;
+  setAutorun(on: boolean, stepsPerSecond?: number, free?: boolean): Promise<void>; step(count: number): Promise<void>; runToIdle(): Promise<void>;
   setFaults(f: Faults): Promise<boolean>;
   /** session.reset: a fresh session (the host drops every object); the console forgets what it drew */
   resetSession(seed?: number): Promise<boolean>;
@@ -701,7 +703,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         if (!r) return;
         if (pick(r.result, 'realTime') === true) set({ realTime: true });
         const ar = pick(r.result, 'autorun');
-        if (isRec(ar) && typeof ar.on === 'boolean') set({ autorun: ar.on, stepsPerSecond: num(ar, 'stepsPerSecond') ?? get().stepsPerSecond });
+        if (isRec(ar) && typeof ar.on === 'boolean') set({ autorun: ar.on, stepsPerSecond: num(ar, 'stepsPerSecond') ?? get().stepsPerSecond, freeRun: ar.free === true });
         setTrafficFrom(r.result); syncTrafficPoll();
         const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
         const unknown: ConsoleState['unknownObjects'] = [];
@@ -719,11 +721,12 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       },
 
       // ---------------------------------------------------------- run controls
-      autorun: false, stepsPerSecond: 1000, faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 }, lastRun: '',
-      async setAutorun(on, sps) {
+      autorun: false, stepsPerSecond: 1000, freeRun: false, faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 }, lastRun: '',
+      async setAutorun(on, sps, fr) {
         const stepsPerSecond = sps ?? get().stepsPerSecond;
-        if (await get().exec('engine.autorun', { cmd: 'engine.autorun', args: { on, stepsPerSecond } })) set({ autorun: on, stepsPerSecond });
-        else if (sps !== undefined && !on) set({ stepsPerSecond });
+        const free = fr ?? get().freeRun;
+        if (await get().exec('engine.autorun', { cmd: 'engine.autorun', args: { on, stepsPerSecond, free } })) set({ autorun: on, stepsPerSecond, freeRun: free });
+        else if (!on) set({ ...(sps !== undefined ? { stepsPerSecond } : {}), freeRun: free });
         syncTrafficPoll();
       },
       async step(count) {
@@ -739,7 +742,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const r = await get().exec('session.reset', { cmd: 'session.reset', args: seed === undefined ? {} : { seed } });
         if (!r) return false;
         get().resetModels();
-        set({ autorun: false, lastRun: '', traffic: null, lastPosted: {}, faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 } });
+        set({ autorun: false, freeRun: false, lastRun: '', traffic: null, lastPosted: {}, faults: { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 } });
         syncTrafficPoll();
         await get().syncObjects();
         return true;
