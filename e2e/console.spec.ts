@@ -152,6 +152,27 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await expect.poll(postedNow, { timeout: 10_000 }).toBeGreaterThan(before);
   await page.getByTestId('run-play').click();
   await expect(page.getByTestId('run-play')).toHaveAttribute('aria-pressed', 'false');
+  // ---- the same load free running: the engine on its own thread, the console shown a sample and the device's rings
+  await page.getByTestId('run-speed').fill('200000');
+  await page.getByRole('button', { name: 'Set speed' }).click();
+  await page.getByTestId('run-free').click();   // checked once the host confirmed it
+  await expect(page.getByTestId('run-free')).toBeChecked();
+  await page.getByTestId('run-play').click();
+  await expect(page.getByTestId('run-step')).toBeDisabled();
+  await panel(page, 'queues');
+  await expect(page.getByTestId('rings-sampled')).toContainText(/as the device held them\s+after event #[\d,]+/, { timeout: 15_000 });
+  await expect(page.getByTestId('sq-ring').first()).toBeVisible();
+  await shot(page, 'queues-free-run');
+  await panel(page, 'events');
+  await expect(page.getByText(/not sent by the host \(sampled or dropped\)/)).toBeVisible();
+  await panel(page, 'run');
+  await page.getByTestId('run-play').click();
+  await expect(page.getByTestId('run-play')).toHaveAttribute('aria-pressed', 'false');
+  await page.getByTestId('run-free').click();
+  await expect(page.getByTestId('run-free')).not.toBeChecked();
+  await panel(page, 'queues');
+  await expect(page.getByTestId('rings-sampled')).toHaveCount(0);   // whole events again
+  await panel(page, 'run');
   await page.getByTestId('traffic-toggle').click();
   await expect(page.getByTestId('traffic-status')).toContainText('stopped');
   const status = await page.getByTestId('traffic-status').innerText();

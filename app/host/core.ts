@@ -25,6 +25,8 @@ export interface HostExecutor extends Executor {
   runnerResume?(): void;
   runnerTake?(): number;
   setEventBudget?(n: number): void;
+  /** drop the queued events except the state ones (counted as dropped): a replayed engine.step's flood */
+  shedEvents?(): void;
   drainSample?(window: number): EventChunk & { objects: DeviceEvent[]; dropped: number; last: number };
   queueSnapshot?(maxSlots?: number): RingSnapshot['rings'];
   lastSeq?(): number;
@@ -91,7 +93,10 @@ export class HostCore {
     const report: ReplayReport = { entries: read.entries.length, failed: [], skipped: read.skipped };
     this.executor.replaying = true;
     for (const line of read.entries) {
-      const r = this.executor.exec(line.command);
+      // engine steps (autorun's, a free run's millions): their flood of events is shed natively, the state events stay
+      const flood = line.command.cmd === 'engine.step' && this.executor.execBulk && this.executor.shedEvents;
+      const r = flood ? this.executor.execBulk!(line.command) : this.executor.exec(line.command);
+      if (flood) this.executor.shedEvents!();
       if (!r.ok) report.failed.push({ n: line.n, cmd: line.command.cmd, error: `${r.error.code}: ${r.error.message}` });
     }
     this.executor.replaying = false;

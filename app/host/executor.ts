@@ -332,6 +332,11 @@ export class NativeExecutor implements Executor {
     }));
   }
   lastSeq(): number { return u64n(this.s.last_seq()); }
+  /** The flood of a replayed engine.step, shed natively (a long free run journals millions of steps): only the
+   *  state events stay (the object table and the recorder follow them); the rest are counted as dropped. */
+  shedEvents(): void {
+    this.droppedEvents += u64n(this.s.sample_events(0));
+  }
   /** While the backend host replays its journal, engine.autorun free only sets the state (the journaled steps
    *  replay the free run); resumeAutorun() then starts the runner if autorun is on and free. */
   replaying = false;

@@ -136,6 +136,8 @@ export interface NativeSession {
   drain_events_sample(window: number): { frame: Uint8Array; count: number; first: U64; last: U64; dropped: number; objects: NEvent[] };
   queue_snapshot(maxSlots?: number): NRing[];
   last_seq(): U64;
+  /** removes the queued events older than the newest `keep`, except state events; returns how many */
+  sample_events(keep: number): U64;
   /** up to max events as protocol JSON text (native/addon/event_json.h); lifecycle events also as objects */
   drain_events_json(max?: number): { json: string; count: number; first: U64; objects: NEvent[] };
   /** up to max events as one binary event frame (app/protocol/eventframe.ts); lifecycle events also as objects */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Command, DeviceEvent, FromHost } from '../protocol/index.ts';
 import type { ExecResult } from './api.ts';
-import type { HostExecutor } from './core.ts';
+import { HostCore, type HostExecutor } from './core.ts';
 import { ScenarioHostCore } from './recorder.ts';
 import { runScenario } from '../scenario/run.ts';
 
@@ -204,6 +204,26 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     });
     again.close();
   });
+
+  it('a restarted host replays a journal whose steps produce hundreds of thousands of events (a free run\'s)', () => {
+    // the journal written by a plain host (a free run journals its steps the same way)
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-rec-'));
+    const core = new HostCore(make!(), { sessionDir: dir, defaultDevice: null });
+    core.start();
+    const okr = (c: unknown) => { const r = core.execute(c as Command); if (!r.ok) throw new Error(`${(c as Command).cmd}: ${r.error.message}`); return r.result as Record<string, unknown>; };
+    const { bufA, bufB, mrA, mrB, qpA } = connectedPair(okr, []);
+    const wrs = [0, 1, 2, 3].map((i) => ({ wrId: i, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: i === 3 ? ['IBV_SEND_SIGNALED'] : [],
+      sgList: [{ addr: bufA.addr, length: 4, lkey: mrA.lkey }], remoteAddr: (bufB.addr as number) + 64 * i, rkey: mrB.rkey }));
+    okr({ cmd: 'engine.traffic', args: { on: true, qp: qpA, wrs } });
+    for (let i = 0; i < 3; i++) core.journal.append({ cmd: 'engine.step', args: { count: 100_000 } });   // as a free run journals them
+    okr({ cmd: 'engine.traffic', args: { on: false } });
+    core.close();
+    const again = new ScenarioHostCore(make!(), { sessionDir: dir, defaultDevice: null });
+    expect(again.start().failed).toEqual([]);   // the recorder took every replayed event (it overflowed the stack before)
+    const info = again.execute({ cmd: 'session.info', args: {} });
+    expect(info.ok && (info.result as { eventSeq: number }).eventSeq).toBeGreaterThan(300_000);
+    again.close();
+  }, 60_000);
 
   it('stops at the first failed expectation with expected vs got, and refuses a malformed file with step and field', () => {
     const { core, x, okr } = host();

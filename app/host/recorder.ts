@@ -133,6 +133,11 @@ export class ScenarioHost {
       const drainChunks = hx.drainEventChunks.bind(executor);
       hx.drainEventChunks = (format, max) => { const cs = drainChunks(format, max); for (const c of cs) if (c.objects.length) this.tapped(c.objects); return cs; };
     }
+    // a free run's sample: its lifecycle events too (they are never sampled out)
+    if (hx.drainSample) {
+      const drainSample = hx.drainSample.bind(executor);
+      hx.drainSample = (window) => { const c = drainSample(window); if (c.objects.length) this.tapped(c.objects); return c; };
+    }
     core.textEvents = () => !this.replay?.active;
     const exec = executor.exec.bind(executor);
     executor.exec = (c: Command) => { const r = exec(c); if (this.restoring) this.record(c, r); return r; };
@@ -147,8 +152,9 @@ export class ScenarioHost {
   }
 
   private tapped(evs: DeviceEvent[]) {
-    if (this.replay?.active) this.replay.events.push(...evs);
-    if (this.inCommand || this.restoring) this.pending.push(...evs);
+    // a loop, not push(...evs): a journal replay drains hundreds of thousands of events at once
+    if (this.replay?.active) for (const e of evs) this.replay.events.push(e);
+    if (this.inCommand || this.restoring) for (const e of evs) this.pending.push(e);
     else this.recorder.observe(evs);   // autorun ticks
   }
   private flushObserved() {

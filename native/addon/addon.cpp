@@ -511,6 +511,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::DrainEventsSample>("drain_events_sample"),
       InstanceMethod<&SessionWrap::QueueSnapshot>("queue_snapshot"),
       InstanceMethod<&SessionWrap::LastSeq>("last_seq"),
+      InstanceMethod<&SessionWrap::SampleEvents>("sample_events"),
       InstanceMethod<&SessionWrap::DrainEventsJson>("drain_events_json"),
       InstanceMethod<&SessionWrap::DrainEventsFrame>("drain_events_frame"),
       InstanceMethod<&SessionWrap::SetEventCapture>("set_event_capture"),
@@ -950,6 +951,15 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     return env.Undefined();
   }
   Napi::Value RunnerRunning(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), runner_->running()); }
+  // sample_events(keep): the queued events older than the newest `keep` are removed, except state events;
+  // returns how many (the caller reports them: not counted in drain_events_sample's `dropped`).
+  Napi::Value SampleEvents(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto keep = c.u64(info[0], "keep");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    return U64(env, s->sample_events(static_cast<size_t>(keep), false));
+  }
   Napi::Value LastSeq(const Napi::CallbackInfo& info) {
     auto env = info.Env();
     auto* s = S(env); if (!s) return env.Undefined();

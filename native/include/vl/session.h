@@ -229,8 +229,9 @@ class Session {
   // sampled_out: also takes take_sampled_out() under the same lock (the count of events removed before these)
   std::vector<Event> drain_events(size_t max = SIZE_MAX, uint64_t* sampled_out = nullptr);
   // Sampling at the source (a console that cannot draw every event): removes the queued events older than the newest
-  // `keep` unless is_state_event(); returns how many were removed, which take_sampled_out() reports (once).
-  size_t sample_events(size_t keep);
+  // `keep` unless is_state_event(); returns how many were removed, which take_sampled_out() reports (once) unless
+  // `count` is false (the caller reports them).
+  size_t sample_events(size_t keep, bool count = true);
   uint64_t take_sampled_out();
   // Every SQ, RQ, CQ and SRQ of the session, with at most max_slots slots each (the newest).
   std::vector<RingSnapshot> queue_snapshot(size_t max_slots = 256) const;

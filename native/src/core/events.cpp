@@ -61,7 +61,7 @@ bool is_state_event(EventKind k) {
   }
 }
 
-size_t Session::sample_events(size_t keep) {
+size_t Session::sample_events(size_t keep, bool count) {
   auto lk_ = impl_->lock();
   auto& q = impl_->events;
   if (q.size() <= keep) return 0;
@@ -74,7 +74,7 @@ size_t Session::sample_events(size_t keep) {
   }
   const size_t removed = q.size() - out;
   q.resize(out);
-  impl_->sampled_out += removed;
+  if (count) impl_->sampled_out += removed;
   return removed;
 }
 

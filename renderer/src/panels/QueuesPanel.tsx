@@ -289,8 +289,9 @@ function QpCard({ handle }: { handle: number }) {
 /** Free running: says where the rings come from when the events reach us sampled (QueueModel.snapshotSeq). */
 function SampledNote() {
   const { model } = useLiveObjects();
+  const free = useConsole((s) => s.autorun && s.freeRun);
   const q = model.queues;
-  if (q.snapshotSeq === null) return null;
+  if (q.snapshotSeq === null || (!free && !q.stale)) return null;
   return (
     <p className="note" role="status" data-testid="rings-sampled">
       The engine is free running faster than the console draws, so the event stream reaches it sampled.
