@@ -172,7 +172,10 @@ export class HostCore {
     const window = this.ackedWindow();
     ex.setEventBudget?.(window);
     const chunk = ex.drainSample!(behind ? 0 : window);
-    if (chunk.count || chunk.dropped) this.batcher.pushChunks(chunk.count ? [chunk] : [], chunk.dropped);
+    if (chunk.count || chunk.dropped) {
+      this.batcher.pushChunks(chunk.count ? [chunk] : [], chunk.dropped);
+      this.batcher.flushNow();   // the tick paces the samples already: no wait for the batcher's next slot
+    }
     if (chunk.dropped) this.ringsDue = true;
   }
   /** The rings as the device holds them after its last event, ordered after the events sent so far. Call with the
