@@ -21,6 +21,16 @@ std::vector<SendWr> writes(Pair& p, size_t n, uint32_t rkey_xor = 0) {
   return v;
 }
 
+// a connected pair with the load generator set up on a's QP (n WRITEs), its setup events drained
+struct Loaded {
+  Pair p;
+  Traffic t;
+  explicit Loaded(size_t n = 40) {
+    EXPECT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, n)).ok());
+    p.s.drain_events();
+  }
+};
+
 struct Seen { uint64_t seq; EventKind kind; uint64_t a, b, c, d; };
 std::vector<Seen> seen(Session& s) {
   std::vector<Seen> out;
@@ -99,14 +109,10 @@ TEST(Traffic, AFullSendQueueOnlyWaits) {
 
 TEST(Traffic, StepsInOneCallOrInBatchesGiveTheSameEvents) {
   // the journal records a free run as one "N steps" entry: replaying it in one call must give the same events
-  Pair x, y;
-  Traffic tx, ty;
-  ASSERT_TRUE(tx.start(x.a.qp, x.a.scq, writes(x, 40)).ok());
-  ASSERT_TRUE(ty.start(y.a.qp, y.a.scq, writes(y, 40)).ok());
-  seen(x.s); seen(y.s);
-  for (int i = 0; i < 10; i++) step_with_traffic(x.s, &tx, 512);
-  step_with_traffic(y.s, &ty, 5120);
-  auto ex = seen(x.s), ey = seen(y.s);
+  Loaded x, y;
+  for (int i = 0; i < 10; i++) step_with_traffic(x.p.s, &x.t, 512);
+  step_with_traffic(y.p.s, &y.t, 5120);
+  auto ex = seen(x.p.s), ey = seen(y.p.s);
   EXPECT_GT(ex.size(), 5000u);
   EXPECT_TRUE(same(ex, ey));
 }
@@ -121,12 +127,8 @@ TEST(Runner, RefusesARateThatIsNotPositive) {
 }
 
 TEST(Runner, FreeRunOnItsThreadEqualsTheSameStepsRunByHand) {
-  Pair x, y;
-  Traffic tx, ty;
-  ASSERT_TRUE(tx.start(x.a.qp, x.a.scq, writes(x, 40)).ok());
-  ASSERT_TRUE(ty.start(y.a.qp, y.a.scq, writes(y, 40)).ok());
-  seen(x.s); seen(y.s);
-  Runner r(x.s, tx);
+  Loaded x, y;
+  Runner r(x.p.s, x.t);
   ASSERT_TRUE(r.start(2e6).ok());
   EXPECT_TRUE(r.running());
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -135,16 +137,16 @@ TEST(Runner, FreeRunOnItsThreadEqualsTheSameStepsRunByHand) {
   EXPECT_FALSE(r.running());
   ASSERT_GE(steps, 20000u);
   EXPECT_EQ(r.take(), 0u);                         // stop() handed them all over
-  step_with_traffic(y.s, &ty, steps);
-  auto ex = seen(x.s), ey = seen(y.s);
+  step_with_traffic(y.p.s, &y.t, steps);
+  auto ex = seen(x.p.s), ey = seen(y.p.s);
   EXPECT_TRUE(same(ex, ey)) << ex.size() << " vs " << ey.size() << " events";
-  EXPECT_EQ(tx.state().posted, ty.state().posted);
+  EXPECT_EQ(x.t.state().posted, y.t.state().posted);
 }
 
 TEST(Runner, PauseHoldsItBetweenBatchesAndCountsTheStepsOnce) {
-  Pair p;
-  Traffic t;
-  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 40)).ok());
+  Loaded l;
+  Pair& p = l.p;
+  Traffic& t = l.t;
   Runner r(p.s, t);
   ASSERT_TRUE(r.start(1e6).ok());
   while (r.total_steps() < 2048) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -162,9 +164,9 @@ TEST(Runner, PauseHoldsItBetweenBatchesAndCountsTheStepsOnce) {
 }
 
 TEST(Runner, RemembersWhenEachBatchStarted) {
-  Pair p;
-  Traffic t;
-  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 40)).ok());
+  Loaded l;
+  Pair& p = l.p;
+  Traffic& t = l.t;
   p.s.drain_events();
   const uint64_t before = p.s.last_seq();
   Runner r(p.s, t);
@@ -204,9 +206,9 @@ TEST(Runner, AnIdleEngineWaitsAndStopsCleanly) {
 }
 
 TEST(Runner, AnEventBudgetSamplesAtTheSourceKeepingStateEventsAndCountingTheRest) {
-  Pair p;
-  Traffic t;
-  ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 40)).ok());
+  Loaded l;
+  Pair& p = l.p;
+  Traffic& t = l.t;
   p.s.drain_events();
   const uint64_t first = p.s.last_seq() + 1;
   Runner r(p.s, t);
