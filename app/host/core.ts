@@ -51,6 +51,8 @@ export interface HostOptions {
   netPollMs?: number;
   /** the autorun flood as binary event frames (default) or, false, as JSON text */
   eventFrames?: boolean;
+  /** free-running autorun: the host's tick (journal the steps, send a sample; default autorunTickMs: at 8 ms the host took CPU from the engine and the latency did not improve) */
+  freeTickMs?: number;
   /** free-running autorun: at most one ring snapshot per this many ms (default 100) */
   ringSnapshotMs?: number;
 }
@@ -161,6 +163,7 @@ export class HostCore {
     return (fresh ? this.acked.window : undefined) ?? this.opts.ackWindow ?? 4_000;
   }
   private lastRings = -Infinity;
+  private budget = -1;
   private ringsDue = false;
   /** Free running: every event the device queued leaves the device; the console gets the state events and the
    *  newest window of them (none while it has not drawn the last sample), the rest is counted as dropped (most of
@@ -170,7 +173,7 @@ export class HostCore {
     const ex = this.executor;
     const behind = performance.now() - this.acked.at <= 2000 && this.acked.seq < this.batcher.lastSentSeq;
     const window = this.ackedWindow();
-    ex.setEventBudget?.(window);
+    if (window !== this.budget) { ex.setEventBudget?.(window); this.budget = window; }   // (waits for the runner's batch)
     const chunk = ex.drainSample!(behind ? 0 : window);
     if (chunk.count || chunk.dropped) {
       this.batcher.pushChunks(chunk.count ? [chunk] : [], chunk.dropped);
@@ -280,7 +283,7 @@ export class HostCore {
     this.autorunFree = free;
     if (free) {
       // the runner thread runs the engine; each tick journals its steps and sends a sample of what it did
-      this.autorunTimer = setInterval(() => this.freeTick(), tick);
+      this.autorunTimer = setInterval(() => this.freeTick(), this.opts.freeTickMs ?? tick);
       return;
     }
     this.autorunLast = performance.now();
@@ -346,6 +349,7 @@ export class HostCore {
   }
 
   close(): void {
+    if (this.executor.freeRunning?.()) this.journalSteps(this.executor.runnerPause!());   // the steps of the last tick
     if (this.netTimer) clearInterval(this.netTimer);
     this.netTimer = null;
     if (this.autorunTimer) clearInterval(this.autorunTimer);
