@@ -165,6 +165,9 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
   await shot(page, 'queues-free-run');
   await panel(page, 'events');
   await expect(page.getByText(/not sent by the host \(sampled or dropped\)/)).toBeVisible();
+  await expect(page.getByTestId('sampled-banner')).toContainText(/shown a sample .* [\d,]+ events were not sent/);
+  await panel(page, 'wire');
+  await expect(page.getByTestId('sampled-banner')).toContainText('gaps between them are not losses');
   await panel(page, 'run');
   await page.getByTestId('run-play').click();
   await expect(page.getByTestId('run-play')).toHaveAttribute('aria-pressed', 'false');

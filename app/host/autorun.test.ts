@@ -217,4 +217,28 @@ describe('free-running autorun (engine.autorun free)', () => {
     expect((again.execute({ cmd: 'session.info', args: {} }) as R).result.traffic).toEqual(live.traffic);
     again.close();
   }, 120_000);
+
+  it('session.reset and device.attachNet end a free run cleanly; autorun free is refused on the network', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-free-'));
+    const core = new HostCore(new NativeExecutor(), { sessionDir: dir, defaultDevice: null });
+    core.start();
+    const s = setup(core);
+    const wrs = [{ wrId: 1, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: ['IBV_SEND_SIGNALED'], sgList: [{ addr: s.ba.addr, length: 4, lkey: s.ma.lkey }], remoteAddr: s.bb.addr, rkey: s.mb.rkey }];
+    s.x({ cmd: 'engine.traffic', args: { on: true, qp: s.qa, cq: s.ca, wrs } });
+    s.x({ cmd: 'engine.autorun', args: { on: true, stepsPerSecond: 100_000, free: true } });
+    const ex = core.executor as NativeExecutor;
+    expect(ex.freeRunning()).toBe(true);
+    await until('some steps', () => core.journal.read().entries.some((e) => e.command.cmd === 'engine.step'));
+    expect(s.x({ cmd: 'session.reset', args: {} }).epoch).toBe(1);
+    expect(ex.freeRunning()).toBe(false);
+    expect(s.x({ cmd: 'session.info', args: {} }).autorun).toMatchObject({ on: false, free: false });
+    // a fresh session can free run again, and putting a device on the network stops it (real time from then on)
+    const d = s.x({ cmd: 'device.create', args: { profile: 'rxe' } }).device;
+    s.x({ cmd: 'engine.autorun', args: { on: true, stepsPerSecond: 1000, free: true } });
+    expect(ex.freeRunning()).toBe(true);
+    s.x({ cmd: 'device.attachNet', args: { device: d, address: '127.0.0.1', port: 0 } });
+    expect(ex.freeRunning()).toBe(false);
+    expect(core.execute({ cmd: 'engine.autorun', args: { on: true, stepsPerSecond: 1000, free: true } })).toMatchObject({ ok: false, error: { code: 'EBUSY' } });
+    core.close();
+  }, 60_000);
 });

@@ -5,6 +5,7 @@ import { useConsole, useModel, useSampled } from '../store/context.tsx';
 import { Field, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
 import { textCols } from '../components/textCols.ts';
+import { SampledBanner } from '../components/SampledBanner.tsx';
 
 const fmtT = (t: number) => (t / 1000).toFixed(3);
 const fmtN = (v: number) => (v === 0 ? '' : v > 0xffff ? `0x${v.toString(16)}` : String(v));
@@ -26,6 +27,7 @@ export function EventsPanel() {
   const selRow = selected !== null && selected < view.length ? ring.row(view.at(selected)) : null;
   return (
     <div className="stack">
+      <SampledBanner what="The log holds the sampled events in order; their seq numbers show where events were left out." />
       <Section title={title} testid="events-section">
         <form className="form" aria-label="filter events" onSubmit={(e) => e.preventDefault()}>
           <Field label="Kind"><select data-testid="filter-kind" value={filter.kind} onChange={(e) => setFilter({ kind: e.target.value })}>

@@ -6,6 +6,7 @@ import { packetFields, type PacketList as Packets, type PacketRow, type QueueMod
 import { hex } from '../store/spec.ts';
 import { ErrorMessage, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
+import { SampledBanner } from '../components/SampledBanner.tsx';
 import { textCols } from '../components/textCols.ts';
 
 const fmtT = (t: number) => `${(t / 1000).toFixed(3)} µs`;
@@ -157,6 +158,7 @@ export function WirePanel() {
   };
   return (
     <div className="stack">
+      <SampledBanner what="The packet list and the sequence diagram show the sampled packets only: gaps between them are not losses." />
       <Section title={`Packets (${rows.length.toLocaleString()})`} testid="wire-section" actions={<>
         <label className="small"><input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> follow</label>
         <label className="small"><input type="checkbox" checked={showRecv} onChange={(e) => setShowRecv(e.target.checked)} /> show receive events</label>
