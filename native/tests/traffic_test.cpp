@@ -265,16 +265,22 @@ const RingSnapshot* ring(const std::vector<RingSnapshot>& v, Handle owner, RingQ
   return nullptr;
 }
 
+// a ring's indices and how many slots it holds
+void expect_ring(const RingSnapshot* r, uint32_t depth, uint64_t producer, uint64_t consumer, uint64_t first, size_t slots) {
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->depth, depth);
+  EXPECT_EQ(r->producer, producer);
+  EXPECT_EQ(r->consumer, consumer);
+  EXPECT_EQ(r->first, first);
+  EXPECT_EQ(r->slots.size(), slots);
+}
+
 TEST(QueueSnapshot, ShowsPostedStartedAndRetiredWqesWithTheirIndices) {
   Pair p;
   for (uint64_t i = 0; i < 3; i++) ASSERT_TRUE(p.write(p.a, p.b, 0, 0, 3000, 10 + i).ok());   // 3 packets each
   auto v = p.s.queue_snapshot();
   auto* sq = ring(v, p.a.qp, RingQueue::Sq);
-  ASSERT_NE(sq, nullptr);
-  EXPECT_EQ(sq->depth, 64u);
-  EXPECT_EQ(sq->producer, 3u);
-  EXPECT_EQ(sq->consumer, 0u);
-  EXPECT_EQ(sq->first, 0u);
+  expect_ring(sq, 64, 3, 0, 0, 3);
   ASSERT_EQ(sq->slots.size(), 3u);
   EXPECT_EQ(sq->slots[0].wr_id, 10u);
   EXPECT_EQ(sq->slots[0].opcode, uint32_t(WR_RDMA_WRITE));
@@ -284,15 +290,9 @@ TEST(QueueSnapshot, ShowsPostedStartedAndRetiredWqesWithTheirIndices) {
   EXPECT_EQ(ring(v, p.a.qp, RingQueue::Sq)->slots[0].state, SlotState::Started);
   p.s.run();
   v = p.s.queue_snapshot();
-  sq = ring(v, p.a.qp, RingQueue::Sq);
-  EXPECT_EQ(sq->producer, 3u);
-  EXPECT_EQ(sq->consumer, 3u);                     // all retired
-  EXPECT_TRUE(sq->slots.empty());
+  expect_ring(ring(v, p.a.qp, RingQueue::Sq), 64, 3, 3, 3, 0);   // all retired
   auto* cq = ring(v, p.a.scq, RingQueue::Cq);
-  ASSERT_NE(cq, nullptr);
-  EXPECT_EQ(cq->depth, 1024u);
-  EXPECT_EQ(cq->producer, 3u);
-  EXPECT_EQ(cq->consumer, 0u);
+  expect_ring(cq, 1024, 3, 0, 0, 3);
   ASSERT_EQ(cq->slots.size(), 3u);
   EXPECT_EQ(cq->slots[2].wr_id, 12u);
   EXPECT_EQ(cq->slots[2].status, uint32_t(WC_SUCCESS));
@@ -301,8 +301,7 @@ TEST(QueueSnapshot, ShowsPostedStartedAndRetiredWqesWithTheirIndices) {
   EXPECT_EQ(p.poll(p.a.scq, 2).size(), 2u);
   v = p.s.queue_snapshot();
   cq = ring(v, p.a.scq, RingQueue::Cq);
-  EXPECT_EQ(cq->consumer, 2u);
-  EXPECT_EQ(cq->first, 2u);
+  expect_ring(cq, 1024, 3, 2, 2, 1);
   ASSERT_EQ(cq->slots.size(), 1u);
   EXPECT_EQ(cq->slots[0].wr_id, 12u);
 }
@@ -312,10 +311,7 @@ TEST(QueueSnapshot, ReceiveQueuesSrqsAndTheNewestSlotsOnly) {
   for (uint64_t i = 0; i < 10; i++) ASSERT_TRUE(p.recv(p.b, i * 64, 64, 100 + i).ok());
   auto v = p.s.queue_snapshot(4);
   auto* rq = ring(v, p.b.qp, RingQueue::Rq);
-  ASSERT_NE(rq, nullptr);
-  EXPECT_EQ(rq->producer, 10u);
-  EXPECT_EQ(rq->consumer, 0u);
-  EXPECT_EQ(rq->first, 6u);                        // the newest 4 of 10
+  expect_ring(rq, 64, 10, 0, 6, 4);                // the newest 4 of 10
   ASSERT_EQ(rq->slots.size(), 4u);
   EXPECT_EQ(rq->slots[0].wr_id, 106u);
   EXPECT_EQ(rq->slots[3].wr_id, 109u);
@@ -325,9 +321,7 @@ TEST(QueueSnapshot, ReceiveQueuesSrqsAndTheNewestSlotsOnly) {
   v = q.s.queue_snapshot();
   EXPECT_EQ(ring(v, q.b.qp, RingQueue::Rq), nullptr);   // receives go through the SRQ
   auto* srq = ring(v, q.b.srq, RingQueue::Srq);
-  ASSERT_NE(srq, nullptr);
-  EXPECT_EQ(srq->depth, 256u);
-  EXPECT_EQ(srq->producer, 5u);
+  expect_ring(srq, 256, 5, 0, 0, 5);
   ASSERT_EQ(srq->slots.size(), 5u);
   EXPECT_EQ(srq->slots[4].wr_id, 204u);
 }
