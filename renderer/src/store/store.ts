@@ -664,10 +664,11 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
             const t = frame.producedAt - performance.timeOrigin;
             if (pendingSince < 0 || t < pendingSince) pendingSince = t;
           }
-          // events the history already held are skipped (seq is gap-free within a frame)
+          // events the history already held are skipped (seq rises within a frame; a free run's sample has gaps)
           let from = 0;
           if (skipUpTo >= 0) {
-            from = Math.max(0, skipUpTo - frame.firstSeq + 1);
+            let hi = frame.count;
+            while (from < hi) { const m = (from + hi) >> 1; if (frame.seq[m]! <= skipUpTo) from = m + 1; else hi = m; }
             if (from >= frame.count) continue;
             skipUpTo = -1;
           }

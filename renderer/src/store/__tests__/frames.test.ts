@@ -71,3 +71,48 @@ describe.skipIf(!mod)('console ingest of binary event frames', () => {
     expect(d.checks.some((c) => !c.ok && /key byte/.test(c.text))).toBe(true);
   });
 });
+
+describe.skipIf(!mod)('a free run\'s sampled frames', () => {
+  it('a late console skips what its history held by seq, also inside a frame with gaps', async () => {
+    // a real sample: the state events of a session plus the newest 5 of a flood (seq has gaps)
+    const ex = new mod!.NativeExecutor({ seed: 1 });
+    let frame: EventFrame;
+    try {
+      const x = (c: unknown) => { const r = ex.execBulk(c as never); if (!r.ok) throw new Error(r.error.message); return r.result as Record<string, number>; };
+      const d = x({ cmd: 'device.create', args: { profile: 'rxe' } }).device!;
+      x({ cmd: 'pd.alloc', args: { device: d } });
+      ex.drainSample(1e6);
+      for (let i = 0; i < 20; i++) {   // ObjectCreated (kept) and MemWrite (sampled out but for the newest)
+        const b = x({ cmd: 'buffer.alloc', args: { length: 64 } });
+        x({ cmd: 'memory.write', args: { addr: b.addr, data: 'ab' } });
+      }
+      x({ cmd: 'pd.alloc', args: { device: d } });
+      const c = ex.drainSample(5);
+      expect(c.dropped).toBeGreaterThan(10);
+      frame = decodeFrames(c.frame)[0]!;
+    } finally { ex.close(); }
+    const seqs = Array.from(frame.seq);
+    expect(seqs.length).toBeGreaterThan(5);
+    const cut = seqs[Math.floor(seqs.length / 2)]!;   // the history ends in the middle of the frame
+    let live: ((b: unknown) => void) | null = null;
+    const t = {
+      call: async (c: { cmd: string }) => {
+        if (c.cmd === 'events.recent') {
+          live!({ type: 'events', frames: [frame], first: frame.firstSeq, count: frame.count, dropped: 0 });
+          return { type: 'reply', id: 1, ok: true, result: { first: seqs[0], count: 0, events: seqs.filter((s) => s <= cut).map((s) => ({ seq: s, t: 0, kind: 'Log', device: 0, obj: 0, objKind: 'session', a: 0, b: 0, c: 0, d: 0, text: `history ${s}` })) } };
+        }
+        return { type: 'reply', id: 2, ok: true, result: { devices: [], objects: [] } };
+      },
+      onEvents: (cb: (b: unknown) => void) => { live = cb; return () => {}; }, onHost: () => () => {}, control: () => {},
+    };
+    const q: (() => void)[] = [];
+    const store = createConsoleStore({ transport: t as never, schedule: (cb) => { q.push(cb); } });
+    await store.getState().syncObjects();
+    while (q.length) q.shift()!();
+    const ring = store.getState().model.ring;
+    const drawnSeqs = Array.from({ length: ring.total }, (_, i) => ring.row(i)!.seq);
+    expect(drawnSeqs).toEqual(seqs);   // each once, in order: the history up to the cut, the frame after it
+    expect(ring.row(0)!.text).toMatch(/^history/);
+    expect(ring.row(ring.total - 1)!.text).not.toMatch(/^history/);
+  });
+});
