@@ -89,7 +89,7 @@ describe.skipIf(!mod)('a free run\'s sampled frames', () => {
       x({ cmd: 'pd.alloc', args: { device: d } });
       const c = ex.drainSample(5);
       expect(c.dropped).toBeGreaterThan(10);
-      frame = decodeFrames(c.frame)[0]!;
+      frame = decodeFrames(c.frame!)[0]!;
     } finally { ex.close(); }
     const seqs = Array.from(frame.seq);
     expect(seqs.length).toBeGreaterThan(5);
