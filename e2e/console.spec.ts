@@ -3,7 +3,7 @@
 // RDMA WRITE A -> B, run the engine, and see the bytes in B's hex view, the packets on the wire and the CQE
 // in the ring; then a wrong rkey and IBV_WC_REM_ACCESS_ERR explained on screen. Screenshots of every panel.
 import { expect, test } from '@playwright/test';
-import { SHOTS, START, noErrors, panel, selectContaining, shot } from './helpers.ts';
+import { SHOTS, START, allocBuffers, noErrors, panel, selectContaining, shot } from './helpers.ts';
 // unique per run, so the spec also passes against a session that already holds devices
 const RUN = Math.random().toString(36).slice(2, 7);
 const LEFT = `left_${RUN}`;
@@ -44,15 +44,7 @@ test('a new user writes bytes with RDMA WRITE, then sees a remote access error e
 
   // ---- memory: two buffers, an MR on each
   await panel(page, 'memory');
-  const bufs: string[] = [];
-  for (let i = 0; i < 2; i++) {
-    const before = await page.getByTestId('buffer-row').count();
-    await page.getByTestId('buffer-length').fill('4096');
-    await page.getByTestId('alloc-buffer').click();
-    await expect(page.getByTestId('buffer-row')).toHaveCount(before + 1);
-    bufs.push((await page.getByTestId('buffer-row').last().getAttribute('data-buffer'))!);
-  }
-  const [bufA, bufB] = bufs;
+  const [bufA, bufB] = await allocBuffers(page, 2);
   // validation as you type: REMOTE_WRITE without LOCAL_WRITE
   await page.getByTestId('access-IBV_ACCESS_LOCAL_WRITE').uncheck();
   await expect(page.getByTestId('reg-mr-form').getByTestId('validation-message')).toContainText('need');

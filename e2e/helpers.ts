@@ -25,6 +25,19 @@ export async function shot(page: Page, name: string) {
   await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 }
 
+/** allocate `n` 4 KiB buffers in the Memory panel (it must be open); returns their handles, in order */
+export async function allocBuffers(page: Page, n: number): Promise<string[]> {
+  const bufs: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const before = await page.getByTestId('buffer-row').count();
+    await page.getByTestId('buffer-length').fill('4096');
+    await page.getByTestId('alloc-buffer').click();
+    await expect(page.getByTestId('buffer-row')).toHaveCount(before + 1);
+    bufs.push((await page.getByTestId('buffer-row').last().getAttribute('data-buffer'))!);
+  }
+  return bufs;
+}
+
 export async function noErrors(page: Page) {
   await expect(page.getByTestId('error-message')).toHaveCount(0);
 }

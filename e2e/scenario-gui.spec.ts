@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { START, noErrors, panel, selectContaining } from './helpers.ts';
+import { START, allocBuffers, noErrors, panel, selectContaining } from './helpers.ts';
 const LIBRARY = 'e2e/scenarios/rc_rdma_write.json';
 
 test.describe.configure({ mode: 'serial' });
@@ -44,15 +44,7 @@ test('a session recorded in the GUI is saved, and the saved file passes headless
   }
 
   await panel(page, 'memory');
-  const bufs: string[] = [];
-  for (let i = 0; i < 2; i++) {
-    const before = await page.getByTestId('buffer-row').count();
-    await page.getByTestId('buffer-length').fill('4096');
-    await page.getByTestId('alloc-buffer').click();
-    await expect(page.getByTestId('buffer-row')).toHaveCount(before + 1);
-    bufs.push((await page.getByTestId('buffer-row').last().getAttribute('data-buffer'))!);
-  }
-  const [bufA, bufB] = bufs;
+  const [bufA, bufB] = await allocBuffers(page, 2);
   for (const [dev, buf] of [['left', bufA], ['right', bufB]] as const) {
     const before = await page.getByTestId('key-row').count();
     await selectContaining(page.getByTestId('mr-pd'), `(${dev})`);

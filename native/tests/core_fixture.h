@@ -98,6 +98,19 @@ struct Pair {
     return s.post_recv(x.qp, {r});
   }
   std::vector<Wc> poll(Handle cq, uint32_t n = 64) { return s.poll_cq(cq, n); }
+  // Posts `w` on x's QP, runs the engine to idle and polls x's send CQ: the one completion (a failure, and a WC with
+  // status 0xffffffff, when the post is refused or there is not exactly one).
+  Wc send_one(Side& x, const SendWr& w) {
+    auto r = s.post_send(x.qp, {w});
+    EXPECT_TRUE(r.ok()) << r.msg;
+    s.run();
+    auto wc = poll(x.scq);
+    EXPECT_EQ(wc.size(), 1u);
+    if (wc.size() == 1) return wc[0];
+    Wc none;
+    none.status = 0xffffffffu;
+    return none;
+  }
   // a new connected QP pair on the same devices; x uses (xs, xr) CQs, y uses (ys, yr)
   void fresh(Side& x, Side& y, Handle xs, Handle xr, Handle ys, Handle yr) {
     x = a; y = b;

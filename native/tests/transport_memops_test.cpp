@@ -28,11 +28,7 @@ TEST(TransportMemOps, FastRegWriteThenLocalInv) {
   pattern(p.s, p.a.buf.addr, 4000, 1);
   SendWr w; w.wr_id = 6; w.opcode = WR_RDMA_WRITE; w.send_flags = SEND_SIGNALED;
   w.sg_list = {{p.a.buf.addr, 4000, p.a.mr.lkey}}; w.remote_addr = p.b.buf.addr + 100 + 3000; w.rkey = key;
-  ASSERT_TRUE(p.s.post_send(p.a.qp, {w}).ok());
-  p.s.run();
-  wc = p.poll(p.a.scq);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+  EXPECT_EQ(p.send_one(p.a, w).status, WC_SUCCESS);
   auto src = read(p.s, p.a.buf.addr, 4000);
   auto d1 = read(p.s, p.b.buf.addr + 3100, 996);
   auto d2 = read(p.s, b2.addr, 3004);
@@ -50,11 +46,7 @@ TEST(TransportMemOps, FastRegWriteThenLocalInv) {
   EXPECT_EQ(wc[0].status, WC_SUCCESS);
   EXPECT_EQ(wc[0].opcode, WC_LOCAL_INV);
   EXPECT_EQ(p.s.mr_info(f.handle)->state, "free");
-  ASSERT_TRUE(p.s.post_send(p.a.qp, {w}).ok());
-  p.s.run();
-  wc = p.poll(p.a.scq);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, WC_REM_ACCESS_ERR);
+  EXPECT_EQ(p.send_one(p.a, w).status, WC_REM_ACCESS_ERR);
   EXPECT_EQ(p.state(p.a), QPS_ERR);
   EXPECT_EQ(p.state(p.b), QPS_ERR);
 }
@@ -105,11 +97,7 @@ TEST(TransportMemOps, IndirectKeyWithByteGaps) {
   for (int i = 11; i < 67; i++) EXPECT_EQ(got[i], 0xCC) << i;
   // 17 bytes: beyond the 16-byte key -> remote access error
   w.sg_list[0].length = 17;
-  ASSERT_TRUE(p.s.post_send(p.a.qp, {w}).ok());
-  p.s.run();
-  wc = p.poll(p.a.scq);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, WC_REM_ACCESS_ERR);
+  EXPECT_EQ(p.send_one(p.a, w).status, WC_REM_ACCESS_ERR);
 }
 
 TEST(TransportMemOps, MwType1BindVerbAndUnbind) {
@@ -132,11 +120,7 @@ TEST(TransportMemOps, MwType1BindVerbAndUnbind) {
   fill(p.s, p.a.buf.addr, 64, 0x5A);
   SendWr w; w.wr_id = 1; w.opcode = WR_RDMA_WRITE; w.send_flags = SEND_SIGNALED;
   w.sg_list = {{p.a.buf.addr, 64, p.a.mr.lkey}}; w.remote_addr = p.b.buf.addr + 4096 + 960; w.rkey = r.value;
-  ASSERT_TRUE(p.s.post_send(p.a.qp, {w}).ok());
-  p.s.run();
-  wc = p.poll(p.a.scq);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+  EXPECT_EQ(p.send_one(p.a, w).status, WC_SUCCESS);
   EXPECT_EQ(read(p.s, p.b.buf.addr + 4096 + 960, 1)[0], 0x5A);
   // type 1 cannot be invalidated with LOCAL_INV, and a type-2 handle is refused by the verb
   auto mw2 = p.s.alloc_mw(p.b.pd, MW_TYPE_2).value;
@@ -153,11 +137,7 @@ TEST(TransportMemOps, MwType1BindVerbAndUnbind) {
   EXPECT_EQ(wc[0].status, WC_SUCCESS);
   EXPECT_TRUE(p.s.dereg_mr(other.handle).ok());
   w.rkey = r2.value;
-  ASSERT_TRUE(p.s.post_send(p.a.qp, {w}).ok());
-  p.s.run();
-  wc = p.poll(p.a.scq);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, WC_REM_ACCESS_ERR);
+  EXPECT_EQ(p.send_one(p.a, w).status, WC_REM_ACCESS_ERR);
   // minimal: no memory windows
   Pair m("minimal");
   EXPECT_EQ(m.s.alloc_mw(m.b.pd, MW_TYPE_1).err, EOPNOTSUPP);
@@ -170,11 +150,7 @@ TEST(TransportMemOps, MwType2BindInvalidateAndSendWithInv) {
   SendWr bind; bind.wr_id = 3; bind.opcode = WR_BIND_MW; bind.send_flags = SEND_SIGNALED; bind.mw = mw.handle;
   bind.bind_rkey = inc(mw.rkey); bind.bind_mr = p.b.mr.handle; bind.bind_addr = p.b.buf.addr; bind.bind_length = 256;
   bind.bind_access = ACCESS_REMOTE_WRITE;
-  ASSERT_TRUE(p.s.post_send(p.b.qp, {bind}).ok());
-  p.s.run();
-  auto wc = p.poll(p.b.scq);
-  ASSERT_EQ(wc.size(), 1u);
-  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+  EXPECT_EQ(p.send_one(p.b, bind).status, WC_SUCCESS);
   auto info = *p.s.mw_info(mw.handle);
   EXPECT_EQ(info.qp, p.b.qp);
   EXPECT_EQ(info.rkey, inc(mw.rkey));
