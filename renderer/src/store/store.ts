@@ -727,7 +727,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         const stepsPerSecond = sps ?? get().stepsPerSecond;
         const free = fr ?? get().freeRun;
         if (await get().exec('engine.autorun', { cmd: 'engine.autorun', args: { on, stepsPerSecond, free } })) set({ autorun: on, stepsPerSecond, freeRun: free });
-        else if (!on) set({ ...(sps !== undefined ? { stepsPerSecond } : {}), freeRun: free });
+        else if (sps !== undefined && !on) set({ stepsPerSecond });
         syncTrafficPoll();
       },
       async step(count) {
