@@ -1071,11 +1071,15 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       Napi::Error::New(env, frame ? "drain_events_frame: setEventNames() was not called" : "drain_events_json: setEventNames() was not called").ThrowAsJavaScriptException();
       return env.Undefined();
     }
-    auto evs = s->drain_events(static_cast<size_t>(max));
+    return ChunkObj(env, s->drain_events(static_cast<size_t>(max)), frame);
+  }
+  // { frame | json, count, first, objects } of drained events: the frame (or JSON text) of all of them, and the object
+  // life-cycle events also as objects (the host's object table and the scenario recorder follow them).
+  static Napi::Object ChunkObj(Napi::Env env, const std::vector<vl::Event>& evs, bool frame, double produced_at_ms = 0) {
     auto o = Napi::Object::New(env);
     if (frame) {
       std::vector<uint8_t> bytes;
-      vl::frame::append_frame(bytes, evs);
+      vl::frame::append_frame(bytes, evs, produced_at_ms);
       o.Set("frame", Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size()));
     } else {
       std::string text;
@@ -1084,11 +1088,9 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     }
     auto objs = Napi::Array::New(env);
     uint32_t no = 0;
-    for (size_t i = 0; i < evs.size(); ++i) {
-      auto k = evs[i].kind;
-      if (k == vl::EventKind::ObjectCreated || k == vl::EventKind::ObjectDestroyed || k == vl::EventKind::ObjectModified)
-        objs.Set(no++, EventObj(env, evs[i]));
-    }
+    for (const auto& e : evs)
+      if (e.kind == vl::EventKind::ObjectCreated || e.kind == vl::EventKind::ObjectDestroyed || e.kind == vl::EventKind::ObjectModified)
+        objs.Set(no++, EventObj(env, e));
     o.Set("count", Napi::Number::New(env, static_cast<double>(evs.size())));
     o.Set("first", U64(env, evs.empty() ? 0 : evs.front().seq));
     o.Set("objects", objs);
@@ -1107,24 +1109,14 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     if (!vl::json::have_names()) { Napi::Error::New(env, "drain_events_sample: setEventNames() was not called").ThrowAsJavaScriptException(); return env.Undefined(); }
     uint64_t sampled_out = 0;                    // removed at the source (Runner::set_event_budget) before these
     auto evs = s->drain_events(SIZE_MAX, &sampled_out);
-    const size_t total = evs.size();
-    vl::frame::sample(evs, static_cast<size_t>(window));
-    // when the oldest of the newest `window` events was produced (the console's latency counts from it)
-    const double at = evs.empty() ? 0 : runner_->produced_at_ms(evs[evs.size() - std::min<size_t>(evs.size(), window)].seq);
-    std::vector<uint8_t> bytes;
-    vl::frame::append_frame(bytes, evs, at);
-    auto o = Napi::Object::New(env);
-    o.Set("frame", Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size()));
-    auto objs = Napi::Array::New(env);
-    uint32_t no = 0;
-    for (const auto& e : evs)
-      if (e.kind == vl::EventKind::ObjectCreated || e.kind == vl::EventKind::ObjectDestroyed || e.kind == vl::EventKind::ObjectModified)
-        objs.Set(no++, EventObj(env, e));
-    o.Set("count", Napi::Number::New(env, static_cast<double>(evs.size())));
-    o.Set("first", U64(env, evs.empty() ? 0 : evs.front().seq));
+    const size_t removed = vl::keep_state_and_newest(evs, static_cast<size_t>(window));
+    // when the oldest of the newest `window` events was produced (the console's latency counts from it); with
+    // window 0 only state events go and no time is given
+    const size_t newest = std::min<size_t>(evs.size(), window);
+    const double at = newest ? runner_->produced_at_ms(evs[evs.size() - newest].seq) : 0;
+    auto o = ChunkObj(env, evs, true, at);
     o.Set("last", U64(env, evs.empty() ? 0 : evs.back().seq));
-    o.Set("dropped", Napi::Number::New(env, static_cast<double>(total - evs.size() + sampled_out)));
-    o.Set("objects", objs);
+    o.Set("dropped", Napi::Number::New(env, static_cast<double>(removed + sampled_out)));
     return o;
   }
   Napi::Value SetEventCapture(const Napi::CallbackInfo& info) {

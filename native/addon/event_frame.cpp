@@ -137,16 +137,4 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs, doub
   std::memcpy(out.data() + base + kHeaderBytes + cols + pad8(extras.size()), blobs.data(), blobs.size());
 }
 
-void sample(std::vector<Event>& evs, size_t window) {
-  if (evs.size() <= window) return;
-  const size_t from = evs.size() - window;   // the newest `window` events are kept whatever their kind
-  size_t out = 0;
-  for (size_t i = 0; i < evs.size(); i++) {
-    if (i < from && !is_state_event(evs[i].kind)) continue;
-    if (out != i) evs[out] = std::move(evs[i]);
-    out++;
-  }
-  evs.resize(out);
-}
-
 }  // namespace vl::frame

@@ -22,8 +22,4 @@ constexpr uint8_t kOk = 1, kText = 2, kPkt = 4, kWc = 8, kBig = 16, kObjKindText
 // it), 0 when not known (the console then counts from the frame's arrival).
 void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs, double produced_at_ms = 0);
 
-// Keeps, in order, the state events (vl::is_state_event) and the newest `window` events (of any kind); the rest are
-// removed (the caller counts them as dropped).
-void sample(std::vector<Event>& evs, size_t window);
-
 }  // namespace vl::frame

@@ -145,6 +145,21 @@ struct RingSnapshot {
 // Events a sampling console must never miss: object life cycle (created / destroyed / modified), QP state changes,
 // asynchronous events, CQ arming and completion-channel events.
 bool is_state_event(EventKind k);
+// Keeps, in order, the state events and the newest `keep` events (of any kind) of `evs` (a vector or deque of
+// Event); removes the others and returns how many. Session::sample_events applies it to the session's queue.
+template <class Events> size_t keep_state_and_newest(Events& evs, size_t keep) {
+  if (evs.size() <= keep) return 0;
+  const size_t from = evs.size() - keep;
+  size_t out = 0;
+  for (size_t i = 0; i < evs.size(); i++) {
+    if (i < from && !is_state_event(evs[i].kind)) continue;
+    if (out != i) evs[out] = std::move(evs[i]);
+    out++;
+  }
+  const size_t removed = evs.size() - out;
+  evs.resize(out);
+  return removed;
+}
 
 struct FaultConfig { double loss = 0, duplicate = 0, reorder = 0, delay = 0; uint64_t delay_ns = 0; };
 

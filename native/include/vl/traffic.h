@@ -83,6 +83,7 @@ class Runner {
  private:
   void main();
   std::unique_lock<std::mutex> enter() const;      // takes mu_ ahead of the thread's next batch
+  uint64_t take_locked();                          // (mu_ held) the steps since the last take
   Session& s_;
   Traffic& t_;
   mutable std::mutex mu_;                          // held by the thread while it runs a batch

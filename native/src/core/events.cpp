@@ -63,17 +63,7 @@ bool is_state_event(EventKind k) {
 
 size_t Session::sample_events(size_t keep, bool count) {
   auto lk_ = impl_->lock();
-  auto& q = impl_->events;
-  if (q.size() <= keep) return 0;
-  const size_t from = q.size() - keep;
-  size_t out = 0;
-  for (size_t i = 0; i < q.size(); i++) {
-    if (i < from && !is_state_event(q[i].kind)) continue;
-    if (out != i) q[out] = std::move(q[i]);
-    out++;
-  }
-  const size_t removed = q.size() - out;
-  q.resize(out);
+  const size_t removed = keep_state_and_newest(impl_->events, keep);
   if (count) impl_->sampled_out += removed;
   return removed;
 }

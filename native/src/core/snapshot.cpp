@@ -5,7 +5,7 @@
 namespace vl {
 
 namespace {
-// keeps the newest max slots of a queue of n entries; returns the index of the first one kept
+// the newest `max` entries of queue q as r's slots; r.first is the absolute index of the first one kept
 template <class Q, class F> void fill(RingSnapshot& r, const Q& q, size_t max, F&& slot) {
   const size_t skip = q.size() > max ? q.size() - max : 0;
   r.first = r.consumer + skip;

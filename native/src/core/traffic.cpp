@@ -113,12 +113,16 @@ std::unique_lock<std::mutex> Runner::enter() const {
   return g;
 }
 
-uint64_t Runner::pause() {
-  auto g = enter();
-  paused_++;
+uint64_t Runner::take_locked() {
   const uint64_t n = total_ - taken_;
   taken_ = total_;
   return n;
+}
+
+uint64_t Runner::pause() {
+  auto g = enter();
+  paused_++;
+  return take_locked();
 }
 
 void Runner::resume() {
@@ -131,9 +135,7 @@ void Runner::resume() {
 
 uint64_t Runner::take() {
   auto g = enter();
-  const uint64_t n = total_ - taken_;
-  taken_ = total_;
-  return n;
+  return take_locked();
 }
 
 void Runner::set_event_budget(size_t n) { auto g = enter(); budget_ = n; }
