@@ -145,7 +145,7 @@ export class HostCore {
     this.journalSteps(this.executor.runnerPause!());
     this.paused = true;
     this.pumpSample();
-    if (this.ringsDue && performance.now() - this.lastRings >= (this.opts.ringSnapshotMs ?? 100)) this.sendRings();
+    if (this.ringsWanted()) this.sendRings();
   }
   private releaseRunner(): void {
     if (--this.holds > 0 || !this.paused) return;
@@ -171,7 +171,7 @@ export class HostCore {
    *  console's rings cannot follow the events, so the device's rings follow (sendRings, with the runner paused). */
   private pumpSample(): void {
     const ex = this.executor;
-    const behind = performance.now() - this.acked.at <= 2000 && this.acked.seq < this.batcher.lastSentSeq;
+    const behind = this.unacked() > 0;   // the console has not drawn the last sample yet
     const window = this.ackedWindow();
     if (window !== this.budget) { ex.setEventBudget?.(window); this.budget = window; }   // (waits for the runner's batch)
     const chunk = ex.drainSample!(behind ? 0 : window);
@@ -180,6 +180,10 @@ export class HostCore {
       this.batcher.flushNow();   // the tick paces the samples already: no wait for the batcher's next slot
     }
     if (chunk.dropped) this.ringsDue = true;
+  }
+  /** events were dropped since the last rings snapshot, and the last one is at least ringSnapshotMs old */
+  private ringsWanted(): boolean {
+    return this.ringsDue && performance.now() - this.lastRings >= (this.opts.ringSnapshotMs ?? 100);
   }
   /** The rings as the device holds them after its last event, ordered after the events sent so far. Call with the
    *  runner paused or stopped. */
@@ -195,7 +199,7 @@ export class HostCore {
    *  ringSnapshotMs (when events were dropped) with the runner paused, so the rings match the events sent. */
   private freeTick(): void {
     if (!this.executor.freeRunning?.()) return;
-    if (this.ringsDue && performance.now() - this.lastRings >= (this.opts.ringSnapshotMs ?? 100)) { this.holdRunner(); this.releaseRunner(); return; }
+    if (this.ringsWanted()) { this.holdRunner(); this.releaseRunner(); return; }
     this.journalSteps(this.executor.runnerTake!());
     this.pumpSample();
   }

@@ -179,12 +179,18 @@ export class NativeExecutor implements Executor {
     for (;;) {
       const r = format === 'frames' ? this.s.drain_events_frame(maxPerChunk) : this.s.drain_events_json(maxPerChunk);
       if (!r.count) break;
-      const objects = r.objects.map(eventOut);
-      for (const e of objects) this.track(e);
+      const objects = this.tracked(r.objects);
       const first = u64n(r.first);
       out.push('frame' in r ? { frame: r.frame, count: r.count, first, objects } : { json: r.json, count: r.count, first, objects });
       if (r.count < maxPerChunk) break;
     }
+    return out;
+  }
+
+  /** a drained chunk's life-cycle events, decoded, with the object table following them */
+  private tracked(objects: NEvent[]): DeviceEvent[] {
+    const out = objects.map(eventOut);
+    for (const e of out) this.track(e);
     return out;
   }
 
@@ -234,10 +240,11 @@ export class NativeExecutor implements Executor {
     const names = [...this.netDevices].map((h) => this.deviceInfo(h)?.name ?? `device ${h}`);
     return names.join(', ');
   }
-  /** The refusal of deterministic run controls while a device is on the network. */
+  /** The refusal of hand stepping while the engine free runs. */
   private freeRun(cmd: string): ExecResult {
     return fail('EBUSY', `${cmd}: the engine is free running (engine.autorun with free: true); turn autorun off to step it by hand`, 'command.cmd');
   }
+  /** The refusal of deterministic run controls while a device is on the network. */
   private realTime(cmd: string): ExecResult {
     return fail('EBUSY', `${cmd}: ${this.netName()} ${this.netDevices.size > 1 ? 'are' : 'is'} on the network, so the session runs in real time `
       + '(the UDP transport drives the clock and the backend host polls it); single-step, run to idle and autorun are unavailable '
@@ -319,9 +326,7 @@ export class NativeExecutor implements Executor {
   /** every event queued, sampled: the state events and the newest `window` (one frame); the rest counted in dropped */
   drainSample(window: number): ExecEventChunk & { dropped: number; last: number } {
     const r = this.s.drain_events_sample(window);
-    const objects = r.objects.map(eventOut);
-    for (const e of objects) this.track(e);
-    return { frame: r.frame, count: r.count, first: u64n(r.first), last: u64n(r.last), dropped: r.dropped, objects };
+    return { frame: r.frame, count: r.count, first: u64n(r.first), last: u64n(r.last), dropped: r.dropped, objects: this.tracked(r.objects) };
   }
   /** every SQ / RQ / CQ / SRQ as the device holds it now (at most maxSlots slots each, the newest) */
   queueSnapshot(maxSlots = 256) {

@@ -188,6 +188,12 @@ export class QueueModel {
 
   static readonly KINDS = ['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'QpState', 'WqePosted', 'WqeStarted', 'WqeCompleted', 'Cqe', 'AsyncEvent', 'CqArmed', 'CompEvent'];
 
+  /** forget everything (the host restarts and replays its journal) */
+  clear(): void {
+    this.rings.clear(); this.qps.clear(); this.cqs.clear(); this.srqs.clear();
+    this.snapshotSeq = null; this.stale = false;
+  }
+
   /** Some events did not reach us (the host sampled a free run): the rings wait for the device's snapshot. */
   gap(): void { this.stale = true; }
   /** The rings as the device holds them after event `seq`: every ring is redrawn from it (the slots of a ring are the

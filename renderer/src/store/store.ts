@@ -689,7 +689,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
         inbox.length = 0; inboxHead = 0;
         ring.clear(); model.view.reset();
         model.keys.byHandle.clear();
-        model.queues.rings.clear(); model.queues.snapshotSeq = null; model.queues.stale = false; model.queues.qps.clear(); model.queues.cqs.clear(); model.queues.srqs.clear();
+        model.queues.clear();
         model.wire.clear();
         model.marks.writes.clear(); model.checks.rows = [];
         set((s) => ({

@@ -90,6 +90,14 @@ describe.skipIf(!mod)('a free run\'s sampled frames', () => {
       const c = ex.drainSample(5);
       expect(c.dropped).toBeGreaterThan(10);
       frame = decodeFrames(c.frame!)[0]!;
+      // window 0 (the console has not drawn the last sample): the state events only, and no production time
+      const b = x({ cmd: 'buffer.alloc', args: { length: 64 } });
+      x({ cmd: 'memory.write', args: { addr: b.addr, data: 'cd' } });
+      const z = ex.drainSample(0);
+      expect(z).toMatchObject({ count: 1, dropped: 1 });
+      const zf = decodeFrames(z.frame!)[0]!;
+      expect(zf.events().map((e) => e.kind)).toEqual(['ObjectCreated']);
+      expect(zf.producedAt).toBe(0);
     } finally { ex.close(); }
     const seqs = Array.from(frame.seq);
     expect(seqs.length).toBeGreaterThan(5);
