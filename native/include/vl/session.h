@@ -188,7 +188,11 @@ class Session {
   // memory and keys
   Result<Handle> alloc_pd(Handle dev);
   Status dealloc_pd(Handle pd);
-  Result<BufferInfo> alloc_buffer(uint64_t length);
+  Result<BufferInfo> alloc_buffer(uint64_t length);   // ENOMEM past the session's memory limit
+  // Host memory all the session's buffers may take together (page-rounded); default kDefaultMemoryLimit. A client
+  // cannot exhaust the machine one 64 MiB buffer at a time.
+  static constexpr uint64_t kDefaultMemoryLimit = 1ull << 30;
+  void set_memory_limit(uint64_t bytes);
   Status free_buffer(Handle buf);
   Status write_memory(uint64_t addr, const uint8_t* data, size_t len);   // by virtual address
   Status read_memory(uint64_t addr, uint8_t* out, size_t len) const;

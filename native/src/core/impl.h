@@ -203,6 +203,8 @@ class SessionImpl {
   Handle next_handle = 1;
   uint64_t next_va = kVaBase;
   std::map<uint64_t, Buffer> buffers_by_va;    // va -> buffer
+  uint64_t buffer_bytes = 0;                   // sum of the buffers' spans
+  uint64_t memory_limit = Session::kDefaultMemoryLimit;
   std::unordered_map<Handle, uint64_t> buffer_va;
   std::map<Handle, Device> devs;
   HandleMap<Pd> pds;
