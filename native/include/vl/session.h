@@ -7,6 +7,7 @@
 // guard page between buffers) so recorded scenarios, events and pcaps are identical from run to run.
 // MRs, SGEs and RETH addresses use these virtual addresses.
 #pragma once
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -35,6 +36,24 @@ struct Profile {
   bool read_with_inv = false;        // iWARP RDMA READ with invalidate
   bool lkey_eq_rkey = true;          // rxe: lkey == rkey
   std::string key_byte_policy;       // "random" (rxe), "increment", "zero" (mlx5 mkey / siw)
+  // Quirks: where Linux rxe (upstream, after the 2022 fencing fix) and the IBA / ConnectX behave differently. The
+  // defaults are the IBA / ConnectX behaviour; the rxe profile sets every flag as rxe does (docs/rxe-conformance.md;
+  // app/protocol/quirks.ts holds the console's words for each, and a test checks the two name the same flags).
+  bool local_inv_waits_all = false;        // rxe_req.c rxe_wqe_is_fenced: LOCAL_INV waits for every earlier WQE
+  bool recv_cq_overflow_no_ack = false;    // rxe_resp.c do_complete: CQ overflow returns before the ACK
+  bool send_cq_overflow_keeps_rts = false; // rxe_comp.c do_complete ignores rxe_cq_post's error (QP stays RTS)
+  bool error_wc_not_solicited = false;     // rxe_cq_post fires a solicited arm only on its `solicited` argument
+  bool rereg_keeps_keys = false;           // rxe_rereg_user_mr changes PD / access only; lkey / rkey stay
+  bool round_queue_depths = false;         // rxe_queue_init: 2^n - 1 entries; rxe_qp_init_req: WQE size sets
+                                           // max_send_sge and max_inline_data together
+  bool wc_flags_rxe = false;               // rxe_resp.c do_complete: IBV_WC_GRH on user receive completions;
+                                           // rxe_comp.c make_send_cqe: IBV_WC_WITH_IMM on the sender's *_WITH_IMM
+  uint32_t dereg_bound_mr_errno = EBUSY;   // rxe_dereg_mr: EINVAL when windows are bound (IBA 10.6.7.2.6)
+  uint32_t local_key_error_status = WC_LOC_PROT_ERR;   // rxe_req.c: -EINVAL from copy_data -> IBV_WC_LOC_QP_OP_ERR
+  bool recv_too_small_is_malformed = false;// rxe_resp.c send_data_in: copy_data -EINVAL -> ERR_MALFORMED_WQE
+                                           // (NAK remote operational error, receive IBV_WC_LOC_QP_OP_ERR)
+  bool invalidate_checks_pd = true;        // rxe_invalidate_mr has no PD check
+  bool reg_mr_wr_checks_access = true;     // rxe_reg_fast_mr takes any access (REMOTE_WRITE without LOCAL_WRITE)
 };
 const std::vector<Profile>& builtin_profiles();
 

@@ -273,6 +273,7 @@ class SessionImpl {
 
   // ---- keys (mr.cpp)
   Device* dev(Handle h) { auto it = devs.find(h); return it == devs.end() ? nullptr : &it->second; }
+  const Profile& profile_of(Handle devh) const { return devs.at(devh).profile; }   // the device must exist
   Pd* pd(Handle h) { auto it = pds.find(h); return it == pds.end() ? nullptr : &it->second; }
   Mr* mr(Handle h) { auto it = mrs.find(h); return it == mrs.end() ? nullptr : &it->second; }
   Mw* mw(Handle h) { auto it = mws.find(h); return it == mws.end() ? nullptr : &it->second; }
@@ -312,6 +313,7 @@ class SessionImpl {
 
   // ---- transport (req.cpp / resp.cpp / comp.cpp)
   void schedule_req(Qp& q, uint64_t delay = 0);
+  bool fenced(const Qp& q, const SendWqe& w) const;   // rxe_wqe_is_fenced
   void req_run(Qp& q);
   void req_retry(Qp& q, uint32_t from_psn);
   void arm_ack_timer(Qp& q);
