@@ -43,7 +43,7 @@ struct Profile {
   bool recv_cq_overflow_no_ack = false;    // rxe_resp.c do_complete: CQ overflow returns before the ACK
   bool send_cq_overflow_keeps_rts = false; // rxe_comp.c do_complete ignores rxe_cq_post's error (QP stays RTS)
   bool error_wc_not_solicited = false;     // rxe_cq_post fires a solicited arm only on its `solicited` argument
-  bool rereg_keeps_keys = false;           // rxe_rereg_user_mr changes PD / access only; lkey / rkey stay
+  bool rereg_pd_access_only = false;       // rxe_rereg_user_mr: PD / access only (translation EOPNOTSUPP), keys stay
   bool round_queue_depths = false;         // rxe_queue_init: 2^n - 1 entries; rxe_qp_init_req: WQE size sets
                                            // max_send_sge and max_inline_data together
   bool wc_flags_rxe = false;               // rxe_resp.c do_complete: IBV_WC_GRH on user receive completions;
@@ -81,6 +81,7 @@ struct MwInfo {
   Handle handle = 0; Handle pd = 0; uint32_t rkey = 0; uint32_t type = MW_TYPE_1;
   std::string state; Handle mr = 0; Handle qp = 0; uint64_t addr = 0, length = 0; uint32_t access = 0;
 };
+struct CqInfo { Handle handle = 0; Handle device = 0; uint32_t cqe = 0; bool channel = false; };   // cqe as granted
 struct QpCap { uint32_t max_send_wr = 16, max_recv_wr = 16, max_send_sge = 4, max_recv_sge = 4, max_inline_data = 0; };
 struct QpInitAttr {
   Handle pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
@@ -225,6 +226,7 @@ class Session {
   // queues
   Result<Handle> create_cq(Handle dev, uint32_t cqe, bool with_channel = false);
   Status destroy_cq(Handle cq);
+  std::optional<CqInfo> cq_info(Handle cq) const;                            // the depth the device granted
   Status req_notify_cq(Handle cq, bool solicited_only);
   Result<int> req_notify_cq_report_missed(Handle cq, bool solicited_only);  // kernel IB_CQ_REPORT_MISSED_EVENTS
   std::vector<Wc> poll_cq(Handle cq, uint32_t max);
@@ -234,7 +236,7 @@ class Session {
   Status modify_srq(Handle srq, uint32_t srq_limit);
   Status destroy_srq(Handle srq);
   PostResult post_srq_recv(Handle srq, const std::vector<RecvWr>& wrs);
-  Result<QpInfo> create_qp(Handle pd, const QpInitAttr& attr);
+  Result<QpInfo> create_qp(Handle pd, const QpInitAttr& attr);             // init.cap: the caps granted
   Status modify_qp(Handle qp, const QpAttr& attr, uint32_t attr_mask);
   std::optional<QpInfo> query_qp(Handle qp) const;
   Status destroy_qp(Handle qp);

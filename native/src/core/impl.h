@@ -37,6 +37,14 @@ constexpr uint64_t kVaBase = 0x7f0000000000ull;
 constexpr uint64_t kPage = 4096;
 constexpr uint32_t kMwIndexBase = 1u << 20;   // MR indices 1..2^20, MW indices above (rxe: disjoint ranges)
 
+// rxe_queue_init: a ring of 2^n slots holds 2^n - 1 entries; asked for n entries the queue has the smallest such
+// depth >= n (1 -> 1, 4 -> 7, 16 -> 31)
+inline uint32_t round_depth(uint32_t n) {
+  uint64_t slots = 1;
+  while (slots < uint64_t(n) + 1) slots <<= 1;
+  return static_cast<uint32_t>(slots - 1);
+}
+
 // PSN arithmetic (24 bit, WIRE.md 1.6)
 inline int32_t psn_cmp(uint32_t a, uint32_t b) { return static_cast<int32_t>((a - b) << 8); }
 inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & 0xFFFFFF; }
@@ -333,7 +341,7 @@ class SessionImpl {
   void send_read_responses(Qp& q, const RespRes& r, uint32_t from_psn, Handle dst);
   void duplicate(Qp& q, const wire::Packet& p, Handle src);
   void ud_receive(Qp& q, const wire::Packet& p, Handle src, uint16_t ip_id);
-  void complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t inv_rkey, bool solicited, uint32_t src_qp);
+  bool complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t inv_rkey, bool solicited, uint32_t src_qp);
   uint32_t comp_psn_of(const Qp& q) const;
   std::vector<uint8_t> scratch;
   std::vector<std::vector<uint8_t>> pkt_pool;    // recycled packet buffers (no malloc/memset per packet)

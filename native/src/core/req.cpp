@@ -108,7 +108,7 @@ void SessionImpl::req_run(Qp& q) {
       std::string why;
       if (!copy_from_sges(q.pd, w.wr.sg_list, 0, scratch.data(), w.length, why)) {
         if (capture) emit(EventKind::KeyCheck, q.dev, q.h, "qp", why).ok = false;
-        w.state = WqeState::Error; w.status = WC_LOC_PROT_ERR; q.req_idx++; comp_drain(q); return;
+        w.state = WqeState::Error; w.status = profile_of(q.dev).local_key_error_status; q.req_idx++; comp_drain(q); return;
       }
       data = scratch.data();
     }
@@ -192,7 +192,10 @@ void SessionImpl::req_run(Qp& q) {
         std::string why;
         if (!copy_from_sges(q.pd, w.wr.sg_list, off, scratch.data(), n, why)) {
           if (capture) { auto& e = emit(EventKind::KeyCheck, q.dev, q.h, "qp", why); e.ok = false; e.a = w.wr.wr_id; }
-          w.state = WqeState::Error; w.status = WC_LOC_PROT_ERR; q.req_idx++; q.req_offset = 0;
+          // rxe_req.c: finish_packet's copy_data returns -EINVAL for a bad lkey, a PD mismatch or a range outside
+          // the MR, and only -EFAULT maps to IBV_WC_LOC_PROT_ERR, so rxe reports IBV_WC_LOC_QP_OP_ERR; the IBA /
+          // ConnectX report IBV_WC_LOC_PROT_ERR (profile value local_key_error_status)
+          w.state = WqeState::Error; w.status = profile_of(q.dev).local_key_error_status; q.req_idx++; q.req_offset = 0;
           comp_drain(q);
           return;
         }
