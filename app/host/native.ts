@@ -47,6 +47,8 @@ export interface NQp {
 export interface NWc {
   wrId: U64; status: number; opcode: number; vendorErr: number; byteLen: number; immData: number; invalidatedRkey: number;
   qpNum: number; srcQp: number; wcFlags: number; pkeyIndex: number; slid: number; sl: number; dlidPathBits: number;
+  /** the profile rule (app/protocol/quirks.ts) that decided this completion, where rxe and the IBA / ConnectX differ */
+  rule?: string;
 }
 export interface NSendWr {
   wrId?: U64; opcode: number; sendFlags?: number; sgList?: NSge[]; inlineData?: Uint8Array; immData?: number;

@@ -1,28 +1,12 @@
 // The scenario expectations added for the rxe conformance checks (noAsyncEvent, badWr, wcFlagsSet / wcFlagsClear,
 // capture, granted caps in create replies) can fail, and say why.
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseScenarioText, validateScenario } from './load.ts';
+import { validateScenario } from './load.ts';
 import { ScenarioRun } from './run.ts';
+import { executorFactory, loadLibrary as load } from './testlib.ts';
 import type { Scenario, Step } from '../protocol/scenario.ts';
-import type { Executor } from '../host/api.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const load = (f: string): Scenario => {
-  const r = parseScenarioText(fs.readFileSync(path.join(root, 'e2e/scenarios', f), 'utf8'), f);
-  if (!r.ok) throw new Error(r.error.message);
-  return r.scenario;
-};
-let factory: ((seed: number) => Executor) | undefined;
-try {
-  const mod = await import('../host/executor.ts');
-  factory = (seed: number) => mod.createExecutor({ seed });
-  factory(1).close();
-} catch (e) {
-  console.warn(`SKIPPED: native addon not available (${(e as Error).message.split('\n')[0]})`);
-}
+const factory = await executorFactory('expectation tests');
 const run = (sc: Scenario) => { const ex = factory!(1); try { return new ScenarioRun(sc, ex).run(); } finally { ex.close(); } };
 const at = (sc: Scenario, pred: (s: Step) => boolean, from = 0) => sc.steps.findIndex((s, i) => i >= from && pred(s));
 

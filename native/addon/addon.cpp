@@ -797,7 +797,11 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto* s = S(env); if (!s) return env.Undefined();
     auto wcs = s->poll_cq(h, max);
     auto a = Napi::Array::New(env, wcs.size());
-    for (size_t i = 0; i < wcs.size(); ++i) a.Set(static_cast<uint32_t>(i), WcObj(env, wcs[i]));
+    for (size_t i = 0; i < wcs.size(); ++i) {
+      auto o = WcObj(env, wcs[i]);
+      if (wcs[i].rule) o.Set("rule", wcs[i].rule);   // the profile rule that decided it (app/protocol/quirks.ts)
+      a.Set(static_cast<uint32_t>(i), o);
+    }
     return a;
   }
   Napi::Value GetCqEvent(const Napi::CallbackInfo& info) {

@@ -114,6 +114,9 @@ struct Wc {                          // struct ibv_wc
   uint64_t wr_id = 0; uint32_t status = WC_SUCCESS, opcode = WC_SEND, vendor_err = 0, byte_len = 0;
   uint32_t imm_data = 0, invalidated_rkey = 0, qp_num = 0, src_qp = 0, wc_flags = 0, pkey_index = 0, slid = 0;
   uint32_t sl = 0, dlid_path_bits = 0;
+  // Verbs Lab, not ibv_wc: the profile rule that decided this completion where Linux rxe and the IBA / ConnectX differ
+  // (the name of a quirk flag of struct Profile, as in app/protocol/quirks.ts), or nullptr
+  const char* rule = nullptr;
 };
 struct PostResult : Status { size_t bad_wr = 0; };   // index of the failing WR when err != 0
 

@@ -113,6 +113,7 @@ struct SendWqe {
   bool local = false;                          // local op (no packets)
   uint32_t status = WC_SUCCESS;
   bool signaled = false;
+  const char* rule = nullptr;                  // Wc::rule of its completion
 };
 
 struct RespRes {                               // saved responder resource for READ / ATOMIC replay
@@ -147,6 +148,7 @@ struct Qp {
   uint32_t comp_psn = 0;                        // oldest unacknowledged PSN
   bool comm_est = false;
   bool started_retry = false;
+  const char* flush_rule = nullptr;             // Wc::rule of the flush completions (the rule that moved the QP to ERR)
   bool sqd_notify = false;                      // IBV_QP_EN_SQD_ASYNC_NOTIFY: raise SQ_DRAINED once drained                   // rxe comp.started_retry: one NAK-driven retry at a time
   // receive queue
   std::deque<RecvWr> rq;
@@ -337,12 +339,13 @@ class SessionImpl {
   void comp_drain(Qp& q);
   void send_ack(Qp& q, uint8_t syndrome, uint32_t psn, Handle dst);
   wire::Framing framing(Handle src, Handle dst, uint16_t ip_id);
-  void nak(Qp& q, uint8_t code, uint32_t psn, Handle dst, const std::string& why, uint32_t recv_status);
+  void nak(Qp& q, uint8_t code, uint32_t psn, Handle dst, const std::string& why, uint32_t recv_status, const char* rule = nullptr);
   void send_read_responses(Qp& q, const RespRes& r, uint32_t from_psn, Handle dst);
   void duplicate(Qp& q, const wire::Packet& p, Handle src);
   void ud_receive(Qp& q, const wire::Packet& p, Handle src, uint16_t ip_id);
-  bool complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t inv_rkey, bool solicited, uint32_t src_qp);
+  bool complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t inv_rkey, bool solicited, uint32_t src_qp, const char* rule = nullptr);
   uint32_t comp_psn_of(const Qp& q) const;
+  const char* op_rule = nullptr;                 // set by a local operation whose outcome a profile rule decided (req_run)
   std::vector<uint8_t> scratch;
   std::vector<std::vector<uint8_t>> pkt_pool;    // recycled packet buffers (no malloc/memset per packet)
   std::vector<Piece> pcs_scratch;

@@ -153,7 +153,10 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
   if (m->bound_mws) return fail(EINVAL, "invalidate " + key_text(key) + ": MR has bound windows");
   if (m->kind == "user") return fail(EINVAL, "invalidate " + key_text(key) + ": user MRs cannot be invalidated (not a fast-reg MR)");
   // rxe_invalidate_mr has no PD check (profile flag invalidate_checks_pd off); the IBA requires the QP's PD
-  if (d.profile.invalidate_checks_pd && m->pd != q.pd) return fail(EINVAL, "invalidate " + key_text(key) + ": PD mismatch");
+  if (m->pd != q.pd) {
+    op_rule = "invalidateChecksPd";                // the outcome (refused or not) is this profile rule's
+    if (d.profile.invalidate_checks_pd) return fail(EINVAL, "invalidate " + key_text(key) + ": PD mismatch");
+  }
   // siw (iWARP profile) has no state check: invalidating a FREE STag succeeds; rxe does the same for MRs
   m->state = KeyState::Free;
   if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", std::string(remote ? "remote" : "local") + " invalidate: MR " + key_text(key) + " free"); e.a = key; }
@@ -170,9 +173,10 @@ Status SessionImpl::do_reg_mr_wr(Qp& q, Handle mrh, uint32_t key, uint32_t acces
   if (!m->mapped) return fail(EINVAL, "reg_mr: MR was not mapped (map_mr_sg)");
   // remote write / atomic need local write (the rule ib_check_mr_access applies to ibv_reg_mr, IBA 10.6.3.1); rxe's
   // rxe_reg_fast_mr takes any access (profile flag reg_mr_wr_checks_access off)
-  if (profile_of(q.dev).reg_mr_wr_checks_access && (access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC)) &&
-      !(access & ACCESS_LOCAL_WRITE))
-    return fail(EINVAL, "reg_mr: REMOTE_WRITE/REMOTE_ATOMIC require LOCAL_WRITE");
+  if ((access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC)) && !(access & ACCESS_LOCAL_WRITE)) {
+    op_rule = "regMrWrChecksAccess";
+    if (profile_of(q.dev).reg_mr_wr_checks_access) return fail(EINVAL, "reg_mr: REMOTE_WRITE/REMOTE_ATOMIC require LOCAL_WRITE");
+  }
   m->lkey = m->rkey = key;
   m->access = access & (ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC | ACCESS_MW_BIND);
   m->state = KeyState::Valid;

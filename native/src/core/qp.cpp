@@ -188,7 +188,7 @@ static void reset_qp(Qp& q) {
   q.sq.clear(); q.rq.clear(); q.req_idx = 0; q.req_offset = 0; q.rd_atomic_outstanding = 0;
   q.timer_gen++; q.timer_armed = false; q.rnr_wait = false; q.pkts_since_ack = 0;
   q.resp_last_opcode = 0xFF; q.nak_sent = false; q.uc_drop = false; q.have_wqe = false; q.msn = 0;
-  q.w_remaining = 0; q.res.clear(); q.res_next = 0;
+  q.w_remaining = 0; q.res.clear(); q.res_next = 0; q.flush_rule = nullptr;
 }
 
 Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {

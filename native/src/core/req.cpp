@@ -73,6 +73,7 @@ void SessionImpl::req_run(Qp& q) {
   if (w.local) {
     Status st;
     uint32_t bad = WC_LOC_QP_OP_ERR;
+    op_rule = nullptr;
     if (op == WR_BIND_MW) {
       bad = WC_MW_BIND_ERR;
       Mw* m = mw(w.wr.mw);
@@ -89,6 +90,7 @@ void SessionImpl::req_run(Qp& q) {
     }
     if (st.ok()) w.state = WqeState::Done;
     else { w.state = WqeState::Error; w.status = bad; }
+    w.rule = op_rule;                              // a profile rule decided the outcome (invalidate PD, REG_MR access)
     q.req_idx++;
     comp_drain(q);
     if (q.req_idx < q.sq.size()) schedule_req(q);
@@ -108,7 +110,7 @@ void SessionImpl::req_run(Qp& q) {
       std::string why;
       if (!copy_from_sges(q.pd, w.wr.sg_list, 0, scratch.data(), w.length, why)) {
         if (capture) emit(EventKind::KeyCheck, q.dev, q.h, "qp", why).ok = false;
-        w.state = WqeState::Error; w.status = profile_of(q.dev).local_key_error_status; q.req_idx++; comp_drain(q); return;
+        w.state = WqeState::Error; w.status = profile_of(q.dev).local_key_error_status; w.rule = "localKeyErrorStatus"; q.req_idx++; comp_drain(q); return;
       }
       data = scratch.data();
     }
@@ -195,7 +197,8 @@ void SessionImpl::req_run(Qp& q) {
           // rxe_req.c: finish_packet's copy_data returns -EINVAL for a bad lkey, a PD mismatch or a range outside
           // the MR, and only -EFAULT maps to IBV_WC_LOC_PROT_ERR, so rxe reports IBV_WC_LOC_QP_OP_ERR; the IBA /
           // ConnectX report IBV_WC_LOC_PROT_ERR (profile value local_key_error_status)
-          w.state = WqeState::Error; w.status = profile_of(q.dev).local_key_error_status; q.req_idx++; q.req_offset = 0;
+          w.state = WqeState::Error; w.status = profile_of(q.dev).local_key_error_status; w.rule = "localKeyErrorStatus";
+          q.req_idx++; q.req_offset = 0;
           comp_drain(q);
           return;
         }

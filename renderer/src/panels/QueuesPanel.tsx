@@ -236,7 +236,7 @@ function WcList({ cq }: { cq: number }) {
           <li key={i} className={st === 0 ? 'wc ok' : 'wc bad'} data-testid="wc">
             <span className="mono" data-testid="wc-status">{WcStatus.name(st)}</span>{' '}
             <span className="mono muted">{op !== undefined ? WcOpcode.name(op) : ''} wr_id {String(wc.wrId ?? '?')} byte_len {String(wc.byteLen ?? '?')} qp_num {String(wc.qpNum ?? '?')}</span>
-            <div className="wc-explain" data-testid="wc-explanation">{explainWc(st, kc?.text, quirks)}</div>
+            <div className="wc-explain" data-testid="wc-explanation">{explainWc(st, kc?.text, quirks, typeof wc.rule === 'string' ? wc.rule : undefined)}</div>
           </li>
         );
       })}

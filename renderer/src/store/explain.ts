@@ -24,11 +24,13 @@ const WORDS: Record<string, string> = {
   IBV_WC_GENERAL_ERR: 'a general error',
 };
 
-export function explainWc(status: number | string, keyCheckReason?: string, quirks?: Partial<ProfileQuirks>): string {
+/** `rule`: the completion's own rule field (the profile rule the device applied), when it has one. */
+export function explainWc(status: number | string, keyCheckReason?: string, quirks?: Partial<ProfileQuirks>, rule?: string): string {
   const name = typeof status === 'number' ? WcStatus.name(status) : status;
   const w = WORDS[name] ?? 'no explanation recorded for this status';
   const base = keyCheckReason && /ACCESS|PROT|INV_REQ|LOC_QP_OP/.test(name) ? `${w}: ${keyCheckReason}` : w;
-  return [base, ...quirkRules(name, quirks)].join('. ');
+  const rules = quirkRules(name, quirks, rule);
+  return rules.length ? `${base}. ${rules.join(' ')}` : base;
 }
 
 /** The quirk flags of a device as the host reported it (device.list: `profile.quirks`), if any. */
