@@ -298,7 +298,7 @@ export class NativeExecutor implements Executor {
     const at = r.badWr < n ? r.badWr : undefined;
     return {
       ok: false,
-      error: { code: errnoName(r.err), message: `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, ...(at !== undefined ? { field: `args.wrs.${at}` } : {}) },
+      error: { code: errnoName(r.err), message: `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, ...(at !== undefined ? { field: `args.wrs.${at}`, badWr: at } : {}) },
     };
   }
   /** the load generator (engine.traffic): configured at least once (its state lives in the addon) */
@@ -606,7 +606,7 @@ export class NativeExecutor implements Executor {
         return this.res(s.bind_mw(a.qp, a.mw, a.wrId, flagsOf(SendFlag, a.sendFlags), a.mr, a.addr, a.length, flagsOf(Access, a.access)),
           (rkey) => ({ mw: a.mw, rkey }));
       }
-      case 'cq.create': return this.res(s.create_cq(c.args.device, c.args.cqe, c.args.channel), (cq) => ({ cq, device: c.args.device, cqe: c.args.cqe, channel: c.args.channel }));
+      case 'cq.create': return this.res(s.create_cq(c.args.device, c.args.cqe, c.args.channel), (cq) => ({ cq, device: c.args.device, cqe: s.cq_info(cq)?.cqe ?? c.args.cqe, channel: c.args.channel }));   // cqe: as granted
       case 'cq.destroy': return this.st(s.destroy_cq(c.args.cq), { cq: c.args.cq });
       case 'cq.req_notify':
         if (c.args.reportMissedEvents) {

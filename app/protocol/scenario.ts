@@ -137,7 +137,9 @@ export const WcExpect = z.object({
   wrId: U64OrRef.optional(),
   immData: NumOrRef.optional(),
   invalidatedRkey: NumOrRef.optional(),
-  wcFlags: z.array(z.enum(WcFlag.names)).max(4).optional(),
+  wcFlags: z.array(z.enum(WcFlag.names)).max(4).optional(),   // exactly these flags (no others)
+  wcFlagsSet: z.array(z.enum(WcFlag.names)).max(4).optional(),    // these bits are set (others not compared)
+  wcFlagsClear: z.array(z.enum(WcFlag.names)).max(4).optional(),  // these bits are clear (others not compared)
   qp: ObjectName.optional(),          // the completion's qp_num must be this QP's
 }).strict();
 
@@ -179,6 +181,10 @@ export const Expect = z.object({
   bytes: z.array(z.object({ addr: NumOrRef, hex: HexBytes.min(2) }).strict()).max(64).optional(),
   /** Async events raised during this step (in any order; others may also occur). */
   asyncEvent: z.array(z.object({ type: z.enum(EventType.names), obj: ObjectName.optional() }).strict()).max(64).optional(),
+  /** Async events that must NOT be raised during this step (on `obj`, or on any object when obj is absent). */
+  noAsyncEvent: z.array(z.object({ type: z.enum(EventType.names), obj: ObjectName.optional() }).strict()).max(64).optional(),
+  /** post.send / post.recv / srq.post_recv refused: the index of the refused work request (ibv_post_send's bad_wr). */
+  badWr: z.number().int().min(0).max(1_000_000).optional(),
   /** State of an MR or MW key after the step. */
   keyState: z.array(z.object({ key: ObjectName, state: z.enum(['valid', 'free', 'invalid']) }).strict()).max(64).optional(),
   /** Packets seen on the wire during this step. */
@@ -192,8 +198,15 @@ export type Expect = z.infer<typeof Expect>;
 
 // ------------------------------------------------------------------ steps and the file
 export const ScenarioCommands = makeCommands(NameOrHandle);
+/** Values captured just before a step runs, under a new name: `"capture": { "as": "old", "fields": { "rkey":
+ *  "$mrA.rkey" } }` makes "$old.rkey" the value "$mrA.rkey" had before the step (which may change it). */
+export const Capture = z.object({
+  as: ObjectName,
+  fields: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,31}$/, 'a field name'), RefString),
+}).strict();
 const stepExtras = {
   as: ObjectName.optional(),
+  capture: Capture.optional(),
   note: z.string().max(2000).optional(),
   expect: Expect.optional(),
 };
@@ -208,7 +221,7 @@ export const StepByCmd: Record<string, AnySchema> = Object.fromEntries(
 );
 export const SCENARIO_COMMANDS = Object.keys(StepByCmd);
 export const Step = z.discriminatedUnion('cmd', Object.values(StepByCmd) as unknown as [z.ZodObject, ...z.ZodObject[]]);
-export type Step = { cmd: string; args: Record<string, unknown>; as?: string; note?: string; expect?: Expect };
+export type Step = { cmd: string; args: Record<string, unknown>; as?: string; capture?: z.infer<typeof Capture>; note?: string; expect?: Expect };
 
 export const DeviceDecl = z.object({
   name: DeviceName,
