@@ -16,7 +16,7 @@ import { networkStepReason,
 } from '../protocol/scenario.ts';
 import { parseScenarioText, validateScenario, type LoadError } from './load.ts';
 import {
-  bytesOf, bytesToHex, enumField, field, handleOf, hexToBytes, kindKey, numericFields, packetBytes, qpStateOf, toBig, wcsOf,
+  bytesOf, bytesToHex, enumField, field, handleOf, hexToBytes, keyEvent, kindKey, numericFields, packetBytes, qpStateOf, toBig, wcsOf,
 } from './results.ts';
 import { Sha256 } from './sha256.ts';
 
@@ -473,27 +473,20 @@ export class ScenarioRun {
 
   /**
    * Keys and states change inside the device (REG_MR and BIND_MW work requests, invalidation, re-registration):
-   * follow the object events so that "$mwB.rkey" and keyState see the device's current values.
-   * ObjectModified events of MRs/MWs carry the new key in `a` (mr: lkey in a, rkey in b on re-registration)
-   * and say "free" / "valid" / "bound" in their text; ObjectDestroyed makes a key invalid.
+   * follow the object events so that "$mwB.rkey" and keyState see the device's current values. The events say
+   * it in typed fields (results.ts keyEvent: `keyState`, and `change` for which keys are new); ObjectDestroyed
+   * makes a key invalid.
    */
   private observe(e: DeviceEvent) {
     if (e.objKind !== 'mr' && e.objKind !== 'mw') return;
-    const k = kindKey(e.kind);
-    if (k === 'objectdestroyed') { this.keyStates.set(e.obj, 'invalid'); return; }
-    if (k !== 'objectmodified') return;
-    const text = e.text ?? '';
+    if (kindKey(e.kind) === 'objectdestroyed') { this.keyStates.set(e.obj, 'invalid'); return; }
+    const k = keyEvent(e);
+    if (!k) return;
+    if (k.state) this.keyStates.set(e.obj, k.state);
     const sym = [...this.syms.values()].find((s) => s.handle === e.obj && s.kind === e.objKind);
-    if (/\bfree\b/.test(text)) this.keyStates.set(e.obj, 'free');
-    else if (/\b(valid|bound|re-registered)\b/.test(text)) {
-      this.keyStates.set(e.obj, 'valid');
-      const a = toBig(e.a), b = toBig(e.b);
-      if (sym && a !== undefined) {
-        if (e.objKind === 'mw') sym.fields.rkey = a;
-        else if (/re-registered/.test(text)) { sym.fields.lkey = a; if (b !== undefined) sym.fields.rkey = b; }
-        else { sym.fields.lkey = a; sym.fields.rkey = a; }
-      }
-    }
+    if (!sym) return;
+    if (k.lkey !== undefined && e.objKind === 'mr') sym.fields.lkey = k.lkey;
+    if (k.rkey !== undefined) sym.fields.rkey = k.rkey;
   }
 
   /** Latest state of an MR/MW: from its creating result, then from its object events. */
