@@ -3,6 +3,7 @@
 // number per domain once per animation frame (GUI-STACK 4.6).
 import type { DeviceEvent, RingSnapshot } from '../../../app/protocol/index.ts';
 import { Access, Change, KeyState, QpState, QpType, WcOpcode, WcStatus, WrOpcode, bthOpcodeName, namesOf } from '../../../app/protocol/index.ts';
+import { decodePayload, payloadOfPacket, type DecodedPayload } from '../../../app/protocol/decoders.ts';
 import { bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
 
 // ------------------------------------------------------------------ keys (MRs and MWs)
@@ -355,6 +356,12 @@ export class PacketRow {
   get nak() { return this.fields.nak; }
   get length() { return this.fields.length; }
   get hex() { return this.fields.hex; }
+  private d: DecodedPayload | null | undefined;
+  /** the payload as a registered upper-layer decoder reads it (app/protocol/decoders.ts), decoded on first use */
+  get payload(): DecodedPayload | undefined {
+    if (this.d === undefined) { const input = payloadOfPacket(this.pkt); this.d = (input && decodePayload(input)) ?? null; }
+    return this.d ?? undefined;
+  }
 }
 
 /** decoded header fields of a packet, flattened for the header pane (computed only for the selected packet) */
@@ -367,6 +374,8 @@ export function packetFields(p: PacketRow): [string, string][] {
     }
   };
   walk(p.pkt, '');
+  const d = p.payload;
+  if (d) { fields.push([d.protocol, d.summary]); walk(d.fields, `${d.protocol}.`); }
   return fields;
 }
 
