@@ -9,7 +9,7 @@
 // Names ("pd0", "qp1") are resolved to handles and references ("$mrA.rkey+4") to numbers just before a step
 // runs; the resolved command is validated against the live protocol schema. Expectations are checked after
 // the step; the event log (drained after every command) feeds the packet/async-event checks and the digest.
-import { Command, EventType, QpState, WcOpcode, WcStatus, describeZodError, type DeviceEvent } from '../protocol/index.ts';
+import { Command, EventType, QpState, WcOpcode, WcStatus, bthOpcodeId, describeZodError, type DeviceEvent } from '../protocol/index.ts';
 import type { Executor, ExecResult } from '../host/api.ts';
 import { networkStepReason,
   BthOpcode, CREATES, HANDLE_FIELDS, SyndromeNames, WcFlag, parseRef, type Expect, type ObjectKind, type Scenario, type Step,
@@ -428,7 +428,7 @@ export class ScenarioRun {
       const code = EventType.values[a.type];
       const h = a.obj ? this.syms.get(a.obj)?.handle : undefined;
       const seen = this.stepEvents.filter((e) => kindKey(e.kind) === 'asyncevent');
-      const hit = seen.find((e) => (e.a === code || e.text?.includes(a.type)) && (h === undefined || e.obj === h));
+      const hit = seen.find((e) => e.a === code && (h === undefined || e.obj === h));
       if (!hit) fail(`expect.asyncEvent.${k}`, `expected ${a.type}${a.obj ? ` on ${a.obj}` : ''}; async events during the step: ${seen.map((e) => `${EventType.name(e.a)} on ${e.objKind} ${e.obj}`).join(', ') || 'none'}`);
     }
     for (const [k, p] of (ex.packet ?? []).entries()) {
@@ -505,7 +505,6 @@ function describeWc(w: Record<string, unknown>): string {
   return `${WcStatus.name(s.num ?? -1)} ${s.num === 0 ? WcOpcode.name(o.num ?? -1) : ''}`.trim();
 }
 
-const OPCODE_BY_NUM = new Map(Object.entries(BthOpcode).map(([k, v]) => [v as number, k]));
 const AETH_OPCODES = new Set([0x0d, 0x0f, 0x10, 0x11, 0x12]);
 export function syndromeName(b: Uint8Array): string | undefined {
   if (!AETH_OPCODES.has(b[0]!) || b.length < 16) return undefined;
@@ -518,7 +517,7 @@ export function syndromeName(b: Uint8Array): string | undefined {
 }
 function describePacket(b: Uint8Array): string {
   const s = syndromeName(b);
-  return `${OPCODE_BY_NUM.get(b[0]!) ?? `0x${b[0]!.toString(16)}`}${s ? ` ${s}` : ''}`;
+  return `${bthOpcodeId(b[0]!) ?? `0x${b[0]!.toString(16)}`}${s ? ` ${s}` : ''}`;
 }
 
 function partialMatch(want: unknown, got: unknown, path: string): { field: string; msg: string } | null {

@@ -15,9 +15,9 @@ std::string hex(uint64_t v, int width) {
 }
 std::string key_text(uint32_t key) { return hex(key, 8); }
 
-const char* qp_state_name(uint32_t s) {
-  static const char* n[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
-  return s < 7 ? n[s] : "UNKNOWN";
+const char* qp_state_name(uint32_t s) {   // the short form people read: "RTS" for IBV_QPS_RTS
+  const char* n = name_of(kQpStateNames, s);
+  return n ? n + sizeof("IBV_QPS_") - 1 : "UNKNOWN";
 }
 const char* wc_status_name(uint32_t s) {
   const char* n = name_of(kWcStatusNames, s);
