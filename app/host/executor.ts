@@ -80,17 +80,12 @@ export function eventOut(e: NEvent): DeviceEvent {
   };
   if (e.text !== undefined) ev.text = e.text;
   if (e.ok !== undefined) ev.ok = e.ok;
+  if (e.change !== undefined) ev.change = e.change;
+  if (e.keyState !== undefined) ev.keyState = e.keyState;
   if (e.pkt) ev.pkt = e.pkt;
   if (e.wc) ev.wc = wcOut(e.wc);
   if (e.kind === 'AsyncEvent') ev.text = ev.text ?? EventType.name(Number(e.a));
   return ev;
-}
-
-/** value -> name tables of the enums that event JSON names (the first name of a value, as table().name) */
-function eventNameTables() {
-  const t = (e: { values: Record<string, number>; name(v: number): string }) =>
-    Object.fromEntries(Object.values(e.values).map((v) => [v, e.name(v)]));
-  return { wcStatus: t(WcStatus), wcOpcode: t(WcOpcode), eventType: t(EventType) };
 }
 
 
@@ -118,7 +113,6 @@ export class NativeExecutor implements Executor {
     this.seed = opts.seed ?? 1;
     this.maxPending = opts.maxPendingEvents ?? 200_000;
     this.s = new this.addon.Session(this.seed);
-    this.addon.setEventNames?.(eventNameTables());
   }
 
   get native(): NativeSession { return this.s; }
