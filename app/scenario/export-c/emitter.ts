@@ -3,7 +3,8 @@
 // command's C emitter (the `*C` tables next to the descriptors in app/protocol/commands/*.ts) writes through.
 // No Node imports: the descriptor files import it.
 import { QpAttrMask, SendFlag, WrOpcode } from '../../protocol/enums.ts';
-import { parseRef, type ObjectKind, type Scenario, type Step, type Expect } from '../../protocol/scenario.ts';
+import { parseRef } from '../../protocol/ref.ts';
+import type { ObjectKind, Scenario, Step, Expect } from '../../protocol/scenario.ts';
 import type { CommandName } from '../../protocol/commands.ts';
 
 export type Kind = Exclude<ObjectKind, 'result'>;
