@@ -221,7 +221,7 @@ export const ScenarioHeader = z.object({
 export const Scenario = ScenarioHeader.extend({ steps: z.array(Step).max(SCENARIO_MAX_STEPS) }).strict();
 export type Scenario = Omit<z.infer<typeof ScenarioHeader>, never> & { steps: Step[] };
 
-/** JSON Schema (draft 2020-12) of the scenario file, as published in e2e/scenarios/scenario.schema.json. */
+/** JSON Schema (draft 2020-12) of the scenario file, as published in scenarios/scenario.schema.json. */
 export function scenarioJsonSchema(): Record<string, unknown> {
   const js = z.toJSONSchema(Scenario, { io: 'input', unrepresentable: 'any', reused: 'ref' }) as Record<string, unknown>;
   return {
