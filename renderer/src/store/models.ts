@@ -12,8 +12,8 @@ export interface KeyEntry {
   lkey: number; rkey: number; addr: number; length: number; access: number; state: string;
   boundQp: number; mr: number; sg: KeySeg[]; destroyed: boolean;
 }
-export const keyIndex = (key: number) => key >>> 8;
-export const keyByte = (key: number) => key & 0xff;
+export { keyIndex, keyByte } from '../format.ts';
+import { keyIndex } from '../format.ts';
 export const accessNames = (access: number) => namesOf(Access, access).map((n) => n.replace('IBV_ACCESS_', ''));
 
 function accessOf(v: unknown): number | undefined {
@@ -122,7 +122,7 @@ export interface Ring {
 }
 
 export interface QpView { handle: number; qpn: number; destQpn: number; lastAsync: string; stateWhy: string; device: number; pd: number; type: string; state: number; sendCq: number; recvCq: number; srq: number; peer: number; destroyed: boolean }
-export interface CqView { handle: number; device: number; cqe: number; armed: boolean; solicitedOnly: boolean; pendingEvents: number; destroyed: boolean }
+export interface CqView { handle: number; device: number; cqe: number; channel: boolean; armed: boolean; solicitedOnly: boolean; pendingEvents: number; destroyed: boolean }
 export interface SrqView { handle: number; device: number; maxWr: number; limit: number; destroyed: boolean }
 
 const RING_KINDS = new Set(['WqePosted', 'WqeStarted', 'WqeCompleted', 'Cqe']);
@@ -155,7 +155,7 @@ export class QueueModel {
   }
   cq(handle: number): CqView {
     let c = this.cqs.get(handle);
-    if (!c) { c = { handle, device: 0, cqe: 16, armed: false, solicitedOnly: false, pendingEvents: 0, destroyed: false }; this.cqs.set(handle, c); }
+    if (!c) { c = { handle, device: 0, cqe: 16, channel: false, armed: false, solicitedOnly: false, pendingEvents: 0, destroyed: false }; this.cqs.set(handle, c); }
     return c;
   }
 
@@ -226,7 +226,7 @@ export class QueueModel {
     switch (e.kind) {
       case 'ObjectCreated': {
         if (e.objKind === 'qp') { const q = this.qp(e.obj); q.device = e.device; if (e.a) q.qpn = e.a; return true; }
-        if (e.objKind === 'cq') { const c = this.cq(e.obj); c.device = e.device; if (e.a) { c.cqe = e.a; this.ring(`cq:${e.obj}`, e.obj, 'cq', e.a).depth = e.a; } return true; }
+        if (e.objKind === 'cq') { const c = this.cq(e.obj); c.device = e.device; c.channel = !!e.b; if (e.a) { c.cqe = e.a; this.ring(`cq:${e.obj}`, e.obj, 'cq', e.a).depth = e.a; } return true; }
         if (e.objKind === 'srq') {
           const s: SrqView = { handle: e.obj, device: e.device, maxWr: e.a || 16, limit: e.c, destroyed: false };
           this.srqs.set(e.obj, s); this.ring(`srq:${e.obj}`, e.obj, 'srq', s.maxWr); return true;
@@ -299,6 +299,10 @@ export class QueueModel {
         r.slots.set(abs, { abs, opcode: WcOpcode.name(op), status: WcStatus.name(st), wrId: num(e.wc, 'wrId') ?? 0, ok: st === 0, text: e.text ?? '' });
         if (e.d) r.consumer = Math.max(r.consumer, r.producer - e.d);
         this.trim(r);
+        // the arming is one-shot (rxe_cq.c rxe_cq_post, the device's cq_post): armed for the next completion, any CQE
+        // disarms it; armed solicited-only, an error CQE does (a solicited success too: with a channel its CompEvent
+        // follows, without one the device says nothing, so the badge says "solicited" and stays)
+        if (c.armed && (!c.solicitedOnly || st !== 0)) c.armed = false;
         return true;
       }
       case 'AsyncEvent': {
@@ -311,6 +315,9 @@ export class QueueModel {
       default: return false;
     }
   }
+
+  /** cq.get_event returned an event of this CQ: it is no longer queued on the channel (still to be acknowledged) */
+  takeEvent(cq: number): void { const c = this.cq(cq); c.pendingEvents = Math.max(0, c.pendingEvents - 1); }
 
   /** cq.poll reply: the consumer index moves by the number of WCs returned */
   applyPoll(cq: number, n: number): void {

@@ -1,0 +1,71 @@
+// The devices slice: software devices and profiles (device.list), real libibverbs devices, PDs, host interfaces
+// and the network attachment of a device (device.attachNet / detachNet: the session then runs in real time).
+import type { Slice } from '../slice.ts';
+import { handleOf, isRec, num, pick, str, type Rec } from '../spec.ts';
+import { deviceView, listOf, profileView, type AttachNetArgs, type DeviceView, type HostInterface, type PdView, type ProfileView } from '../views.ts';
+
+export interface DevicesSlice {
+  devicesLoaded: boolean; devices: DeviceView[]; profiles: ProfileView[]; realDevices: Rec[]; selectedDevice: number | null; pds: PdView[];
+  refreshDevices(): Promise<void>; createDevice(profile: string, name?: string): Promise<void>;
+  destroyDevice(handle: number): Promise<void>; selectDevice(h: number | null): void; allocPd(device: number): Promise<void>;
+  deallocPd(pd: number): Promise<boolean>;
+  /** host interfaces (for the "Put on network" form) and whether the session runs in real time (a device is on
+   *  the network: the UDP transport drives the clock, so step / run / autorun are refused) */
+  interfaces: HostInterface[]; realTime: boolean;
+  attachNet(device: number, a: AttachNetArgs): Promise<boolean>; detachNet(device: number): Promise<boolean>;
+}
+
+export const createDevicesSlice: Slice<DevicesSlice> = (set, get) => ({
+  devicesLoaded: false, devices: [], profiles: [], realDevices: [], selectedDevice: null, pds: [],
+  async refreshDevices() {
+    const r = await get().exec('devices', { cmd: 'device.list', args: {} });
+    if (!r) return;
+    const devices = listOf(r.result, 'devices').map(deviceView);
+    const profiles = listOf(r.result, 'profiles').map(profileView);
+    const real = listOf(r.result, 'realDevices', 'real', 'ibverbs').filter(isRec) as Rec[];
+    const sel = get().selectedDevice;
+    const ifs = listOf(r.result, 'interfaces').filter(isRec).map((i) => ({
+      name: str(i, 'name') ?? '', up: pick(i, 'up') === true, loopback: pick(i, 'loopback') === true, mtu: num(i, 'mtu') ?? 0,
+      addrs: (Array.isArray(i.addrs) ? i.addrs : []).filter((a): a is string => typeof a === 'string'),
+    }));
+    const realTime = devices.some((d) => d.net);
+    set({
+      interfaces: ifs, realTime, ...(realTime ? { autorun: false } : {}),
+      devicesLoaded: true, devices, realDevices: real,
+      profiles: profiles.length ? profiles : get().profiles,
+      selectedDevice: sel !== null && devices.some((d) => d.handle === sel) ? sel : devices[0]?.handle ?? null,
+    });
+  },
+  async createDevice(profile, name) {
+    const r = await get().exec('device.create', { cmd: 'device.create', args: name ? { profile, name } : { profile } });
+    if (r) { await get().refreshDevices(); const h = handleOf(r.result, 'device'); if (h) set({ selectedDevice: h }); }
+  },
+  async destroyDevice(handle) {
+    if (await get().exec(`device.destroy:${handle}`, { cmd: 'device.destroy', args: { device: handle } })) await get().refreshDevices();
+  },
+  selectDevice: (h) => set({ selectedDevice: h }),
+  interfaces: [], realTime: false,
+  async attachNet(device, a) {
+    const args: Record<string, unknown> = { device, port: a.port };
+    if (a.interface !== undefined) args.interface = a.interface; else args.address = a.address;
+    if (a.peerPort !== undefined) args.peerPort = a.peerPort;
+    const r = await get().exec(`device.attachNet:${device}`, { cmd: 'device.attachNet', args });
+    await get().refreshDevices();
+    return !!r;
+  },
+  async detachNet(device) {
+    const r = await get().exec(`device.detachNet:${device}`, { cmd: 'device.detachNet', args: { device } });
+    await get().refreshDevices();
+    return !!r;
+  },
+  async allocPd(device) {
+    const r = await get().exec(`pd.alloc:${device}`, { cmd: 'pd.alloc', args: { device } });
+    const h = r && handleOf(r.result, 'pd');
+    if (h && !get().pds.some((p) => p.handle === h)) set((s) => ({ pds: [...s.pds, { handle: h, device, destroyed: false }] }));
+  },
+  async deallocPd(pd) {
+    const r = await get().exec(`pd.dealloc:${pd}`, { cmd: 'pd.dealloc', args: { pd } });
+    if (r) set((s) => ({ pds: s.pds.map((p) => (p.handle === pd ? { ...p, destroyed: true } : p)) }));
+    return !!r;
+  },
+});

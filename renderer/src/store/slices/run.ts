@@ -1,0 +1,98 @@
+// The run slice: engine controls (autorun paced or free running, step, run to idle), faults, session reset, and
+// the objects of a session this page connected to late (session.info). While the load generator runs on autorun
+// its counts move without any reply of ours: they are read from session.info twice a second (read-only).
+import { describeRun, listOf, type Faults } from '../views.ts';
+import { fmtNs } from '../../format.ts';
+import type { ConsoleState } from '../store.ts';
+import type { Slice } from '../slice.ts';
+import { isRec, num, pick, str, type Rec } from '../spec.ts';
+
+export interface RunSlice {
+  autorun: boolean; stepsPerSecond: number; faults: Faults; lastRun: string;
+  /** autorun free running (engine.autorun free): the engine on its own thread, the console shown a sample */
+  freeRun: boolean;
+  setAutorun(on: boolean, stepsPerSecond?: number, free?: boolean): Promise<void>; step(count: number): Promise<void>; runToIdle(): Promise<void>;
+  setFaults(f: Faults): Promise<boolean>;
+  /** session.reset: a fresh session (the host drops every object); the console forgets what it drew */
+  resetSession(seed?: number): Promise<boolean>;
+  /** on connect: devices, and the objects alive in the session (session.info) */
+  syncObjects(): Promise<void>;
+}
+
+/** how often the load generator's counts are read while it runs on autorun */
+export const TRAFFIC_POLL_MS = 500;
+const NO_FAULTS: Faults = { loss: 0, duplicate: 0, reorder: 0, delay: 0, delayNs: 0 };
+
+export const createRunSlice: Slice<RunSlice> = (set, get, ctx) => {
+  const { model, transport } = ctx;
+  let trafficPoll: ReturnType<typeof setInterval> | null = null;
+  ctx.syncTrafficPoll = () => {
+    const want = !!transport && get().autorun && get().traffic?.on === true;
+    if (want && !trafficPoll) {
+      trafficPoll = setInterval(() => {
+        void get().exec('traffic.status', { cmd: 'session.info', args: {} }).then((r) => { if (r) ctx.setTrafficFrom(r.result); ctx.syncTrafficPoll(); });
+      }, TRAFFIC_POLL_MS);
+    } else if (!want && trafficPoll) { clearInterval(trafficPoll); trafficPoll = null; }
+  };
+  /** the load generator's state from a reply that carries it (engine.traffic, engine.step, session.info) */
+  ctx.setTrafficFrom = (result) => {
+    const t = pick(result, 'traffic');
+    if (isRec(t)) set({ traffic: { on: t.on === true, qp: num(t, 'qp'), posted: num(t, 'posted'), completed: num(t, 'completed'), stopped: str(t, 'stopped') } });
+  };
+  return {
+    autorun: false, stepsPerSecond: 1000, freeRun: false, faults: NO_FAULTS, lastRun: '',
+    async setAutorun(on, sps, fr) {
+      const stepsPerSecond = sps ?? get().stepsPerSecond;
+      const free = fr ?? get().freeRun;
+      if (await get().exec('engine.autorun', { cmd: 'engine.autorun', args: { on, stepsPerSecond, free } })) set({ autorun: on, stepsPerSecond, freeRun: free });
+      else if (sps !== undefined && !on) set({ stepsPerSecond });
+      ctx.syncTrafficPoll();
+    },
+    async step(count) {
+      const r = await get().exec('engine.step', { cmd: 'engine.step', args: { count } });
+      if (r) set({ lastRun: describeRun('step', r.result, fmtNs) });
+      if (r) ctx.setTrafficFrom(r.result);
+    },
+    async runToIdle() {
+      const r = await get().exec('engine.run', { cmd: 'engine.run', args: {} });
+      if (r) set({ lastRun: describeRun('run', r.result, fmtNs) });
+    },
+    async resetSession(seed) {
+      const r = await get().exec('session.reset', { cmd: 'session.reset', args: seed === undefined ? {} : { seed } });
+      if (!r) return false;
+      get().resetModels();
+      set({ autorun: false, freeRun: false, lastRun: '', traffic: null, lastPosted: {}, faults: NO_FAULTS, forms: {} });
+      ctx.syncTrafficPoll();
+      await get().syncObjects();
+      return true;
+    },
+    async setFaults(f) {
+      const ok = !!(await get().exec('engine.faults', { cmd: 'engine.faults', args: f }));
+      if (ok) set({ faults: f });
+      return ok;
+    },
+    async syncObjects() {
+      await get().refreshDevices();
+      if (model.ring.total === 0) await ctx.loadRecent();
+      const r = await get().exec('session.info', { cmd: 'session.info', args: {} });
+      if (!r) return;
+      if (pick(r.result, 'realTime') === true) set({ realTime: true });
+      const ar = pick(r.result, 'autorun');
+      if (isRec(ar) && typeof ar.on === 'boolean') set({ autorun: ar.on, stepsPerSecond: num(ar, 'stepsPerSecond') ?? get().stepsPerSecond, freeRun: ar.free === true });
+      ctx.setTrafficFrom(r.result); ctx.syncTrafficPoll();
+      const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
+      const unknown: ConsoleState['unknownObjects'] = [];
+      for (const o of objs) {
+        const h = num(o, 'handle'); const kind = str(o, 'kind'); const dev = num(o, 'device') ?? 0;
+        if (!h) continue;
+        if (kind === 'buffer' && !get().buffers.some((b) => b.handle === h)) unknown.push({ handle: h, kind, device: dev });
+        if ((kind === 'mr' || kind === 'mw') && !model.keys.byHandle.has(h)) unknown.push({ handle: h, kind, device: dev });
+        if (kind === 'pd' && !get().pds.some((p) => p.handle === h)) set((s) => ({ pds: [...s.pds, { handle: h, device: dev, destroyed: false }] }));
+        if (kind === 'cq') model.queues.cq(h).device = dev;
+        if (kind === 'qp') void get().queryQp(h);
+      }
+      set({ unknownObjects: unknown });
+      ctx.dirty.queues = true; ctx.queueFlush();
+    },
+  };
+};
