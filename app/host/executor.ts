@@ -522,7 +522,13 @@ export class NativeExecutor implements Executor {
       case 'session.info':
         return ok({
           seed: this.seed, epoch: this.epoch, nowNs: s.now_ns(), napiVersion: this.addon.napiVersion,
-          profiles: this.addon.Session.profiles().map((p) => p.name), objects: this.liveObjects(),
+          profiles: this.addon.Session.profiles().map((p) => p.name),
+          // MRs and MWs with their description (PD, keys, range, access, kind, state): a console that connects late
+          // or after a host restart shows them as they are, not only as their ObjectCreated events describe them
+          objects: this.liveObjects().map((o) => {
+            const info = o.kind === 'mr' ? s.mr_info(o.handle) : o.kind === 'mw' ? s.mw_info(o.handle) : null;
+            return info ? { ...o, info: o.kind === 'mr' ? mrOut(info as NMr) : mwOut(info as NMw) } : o;
+          }),
           autorun: this.autorun, realTime: this.netDevices.size > 0, network: [...this.netDevices],
           traffic: this.traffic ? this.trafficView() : null,
           eventSeq: u64n(s.last_seq()),   // events the device produced so far (seq of the last one)

@@ -166,6 +166,9 @@ export function createEventsSlice(o: IngestOptions): Slice<EventsSlice> {
     /** A console that connects to a session already under way draws the events the host sent most recently
      *  (events.recent) before the live ones. */
     ctx.loadRecent = () => {
+      // events already came (a restarted host sends its journal replay's events as it replays them, maybe not yet
+      // applied): the history would draw them twice
+      if (ring.total > 0 || inbox.length > 0) return Promise.resolve();
       // syncObjects can run twice at once (host up + a panel); both wait for the one fetch
       recentLoading ??= fetchRecent().finally(() => { recentLoading = null; });
       return recentLoading;

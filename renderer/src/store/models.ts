@@ -75,9 +75,11 @@ export class KeyTable {
     if (e.device) k.device = e.device;
     // Event numbers (native/EVENTS.md): a = lkey, b = rkey, c = addr, d = length for MR/MW objects
     if (e.kind === 'ObjectCreated' && type === 'MR') {
-      // MR: a = lkey, b = rkey, c = addr, d = length (fast-reg MRs: created free, no range yet)
-      if (e.a) k.lkey = e.a; if (e.b) k.rkey = e.b; if (e.c) k.addr = e.c; if (e.d) k.length = e.d;
-      if (/\(free\)/.test(e.text ?? '')) k.state = 'free';
+      // user MR: a = lkey, b = rkey, c = addr, d = length; fast-reg MRs are created free, no range yet (c = max_num_sg)
+      const free = /\(free\)/.test(e.text ?? '');
+      if (e.a) k.lkey = e.a; if (e.b) k.rkey = e.b;
+      if (free) k.state = 'free';
+      else { if (e.c) k.addr = e.c; if (e.d) k.length = e.d; }
     }
     if (e.kind === 'ObjectCreated' && type === 'MW') { k.rkey = k.lkey = e.a; k.kind = `type ${e.b}`; k.state = 'free'; }
     if (e.kind === 'ObjectModified' && type === 'MW' && /bound/.test(e.text ?? '')) {
@@ -112,6 +114,8 @@ export interface Slot {
   wrId: number;
   ok: boolean;
   text: string;
+  /** what the device said as it started the WQE (a local operation it refused says why here) */
+  why?: string;
 }
 export interface Ring {
   key: string;             // "qp:5:sq", "cq:3", "srq:4"
@@ -267,7 +271,7 @@ export class QueueModel {
         for (let i = r.started, n = 0; i < r.producer && n < 64; i++, n++) {
           const s = r.slots.get(i);
           if (s && s.status === 'posted' && s.wrId === e.a) {
-            s.status = 'started'; if (e.text) s.text = e.text;
+            s.status = 'started'; if (e.text) { s.text = e.text; s.why = e.text; }
             if (i === r.started) r.started++;
             return true;
           }
@@ -314,6 +318,29 @@ export class QueueModel {
       case 'CompEvent': { const c = this.cq(e.obj); c.armed = false; c.pendingEvents += 1; return true; }
       default: return false;
     }
+  }
+
+  /** QPs of this session connected to each other (each one's destination QPN is the other's QPN, same type) are
+   *  each other's peer */
+  linkPeers(): void {
+    const byQpn = new Map<number, QpView[]>();   // QPNs are per device: two devices may both have QPN 0x11
+    for (const q of this.qps.values()) if (!q.destroyed && q.qpn) { const l = byQpn.get(q.qpn); if (l) l.push(q); else byQpn.set(q.qpn, [q]); }
+    for (const q of this.qps.values()) {
+      const p = q.destQpn ? byQpn.get(q.destQpn)?.find((x) => x !== q && x.destQpn === q.qpn && x.type === q.type) : undefined;
+      if (p) q.peer = p.handle;
+    }
+  }
+
+  /** the text of the newest send WQE with this wr_id on the QP with this QPN (what the device said when it started
+   *  or completed it), for explaining a completion */
+  sqSlotText(qpn: number, wrId: number): string | undefined {
+    for (const q of this.qps.values()) {
+      if (q.qpn !== qpn) continue;
+      const r = this.rings.get(`qp:${q.handle}:sq`);
+      if (!r) return undefined;
+      for (let i = r.producer - 1; i >= r.producer - r.depth && i >= 0; i--) { const s = r.slots.get(i); if (s && s.wrId === wrId) return s.why || undefined; }
+    }
+    return undefined;
   }
 
   /** cq.get_event returned an event of this CQ: it is no longer queued on the channel (still to be acknowledged) */

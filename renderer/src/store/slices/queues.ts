@@ -88,7 +88,7 @@ export const createQueuesSlice: Slice<QueuesSlice> = (set, get, ctx) => {
       return true;
     },
     async modifyQp(qp, attr, mask) {
-      const r = await get().exec('qp.modify', { cmd: 'qp.modify', args: { qp, attr, mask } });
+      const r = await get().exec(`qp.modify:${qp}`, { cmd: 'qp.modify', args: { qp, attr, mask } });
       if (!r) return false;
       await get().queryQp(qp);
       return true;

@@ -82,15 +82,25 @@ export const createRunSlice: Slice<RunSlice> = (set, get, ctx) => {
       ctx.setTrafficFrom(r.result); ctx.syncTrafficPoll();
       const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
       const unknown: ConsoleState['unknownObjects'] = [];
+      const queries: Promise<void>[] = [];
       for (const o of objs) {
         const h = num(o, 'handle'); const kind = str(o, 'kind'); const dev = num(o, 'device') ?? 0;
         if (!h) continue;
         if (kind === 'buffer' && !get().buffers.some((b) => b.handle === h)) unknown.push({ handle: h, kind, device: dev });
-        if ((kind === 'mr' || kind === 'mw') && !model.keys.byHandle.has(h)) unknown.push({ handle: h, kind, device: dev });
+        if (kind === 'mr' || kind === 'mw') {
+          // the host describes its MRs and MWs (PD, keys, range, access, kind, state): merged into the key table, so a
+          // console that connected late or after a host restart shows what the events alone do not carry
+          const info = pick(o, 'info');
+          if (isRec(info)) { const k = model.keys.applyInfo(kind === 'mr' ? 'MR' : 'MW', info, h); if (k && dev) k.device = dev; ctx.dirty.keys = true; }
+          else if (!model.keys.byHandle.has(h)) unknown.push({ handle: h, kind, device: dev });
+        }
         if (kind === 'pd' && !get().pds.some((p) => p.handle === h)) set((s) => ({ pds: [...s.pds, { handle: h, device: dev, destroyed: false }] }));
         if (kind === 'cq') model.queues.cq(h).device = dev;
-        if (kind === 'qp') void get().queryQp(h);
+        if (kind === 'qp') queries.push(get().queryQp(h));
       }
+      // the peers of connected QPs (qp.connect's reply named them; after a restart the QPs' destinations do)
+      await Promise.all(queries);
+      model.queues.linkPeers();
       set({ unknownObjects: unknown });
       ctx.dirty.queues = true; ctx.queueFlush();
     },

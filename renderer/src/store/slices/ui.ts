@@ -4,7 +4,8 @@
 import { Command, describeZodError, type ErrorInfo, type Reply } from '../../../../app/protocol/index.ts';
 import type { Slice } from '../slice.ts';
 
-export type FormValue = string | boolean;
+/** a form field's value: text, a switch, or a small JSON value (a list of flags, an SG list) */
+export type FormValue = string | boolean | number | readonly unknown[] | Record<string, unknown>;
 
 export interface UiSlice {
   host: { state: 'connecting' | 'starting' | 'up' | 'down'; reason?: string; restarts?: number; pid?: number };
