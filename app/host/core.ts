@@ -6,7 +6,7 @@ import { parseToHost } from '../protocol/index.ts';
 import type { ExecResult, Executor } from './api.ts';
 import { EventBatcher } from './batcher.ts';
 import type { BatcherOptions, EventChunk } from './batcher.ts';
-import { Journal, READ_ONLY } from './journal.ts';
+import { Journal, journaled } from './journal.ts';
 
 /** The executor features the host needs beyond the Executor contract (NativeExecutor has them). */
 export interface HostExecutor extends Executor {
@@ -213,7 +213,7 @@ export class HostCore {
       return r;
     }
     const r = this.executor.exec(command);
-    if (r.ok && !READ_ONLY.has(command.cmd)) {
+    if (r.ok && journaled(command.cmd)) {
       if (command.cmd === 'session.reset') { this.journal.truncate(); this.batcher.clear(); }
       this.journal.append(command);
     }

@@ -15,7 +15,7 @@ import { BthOpcode, CREATES, SyndromeNames, type BthOpcodeName, type Expect, typ
 import { EventType, WcOpcode, WcStatus } from '../protocol/enums.ts';
 import type { ExecResult, Executor } from './api.ts';
 import { HostCore, type HostExecutor, type HostOptions } from './core.ts';
-import { READ_ONLY } from './journal.ts';
+import { journaled } from './journal.ts';
 import { ScenarioRecorder } from '../scenario/record.ts';
 import { ScenarioRun, syndromeName, type StepReport } from '../scenario/run.ts';
 import { parseScenarioText } from '../scenario/load.ts';
@@ -164,7 +164,7 @@ export class ScenarioHost {
   }
 
   private record(c: Command, r: ExecResult): number | null {
-    if (READ_ONLY.has(c.cmd)) return null;
+    if (!journaled(c.cmd)) return null;
     const before = this.recorder.length;
     const i = this.recorder.record(c, r);
     if (c.cmd === 'session.reset') { this.outcomes = []; this.seen = []; this.recorder.name = 'recorded session'; this.recorder.description = ''; }
