@@ -7,8 +7,6 @@ import { FrameEventView, type DeviceEvent, type EventFrame, type RingSnapshot } 
 import type { EventFilter } from './eventRing.ts';
 import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog } from './models.ts';
 import type { Scheduler, Slice } from './slice.ts';
-import { isRec } from './spec.ts';
-import { listOf } from './views.ts';
 
 export interface EventsSlice {
   model: import('./slice.ts').Model;
@@ -176,8 +174,8 @@ export function createEventsSlice(o: IngestOptions): Slice<EventsSlice> {
     async function fetchRecent() {
       held = [];
       try {
-        const r = await get().exec('events.recent', { cmd: 'events.recent', args: {} });
-        const evs = (r ? listOf(r.result, 'events').filter(isRec) : []) as unknown as DeviceEvent[];
+        const r = await get().run('events.recent', 'events.recent', {});
+        const evs = (r?.events ?? []) as DeviceEvent[];
         if (evs.length && ring.total === 0) {
           const h = held; held = null;
           get().ingest(evs);

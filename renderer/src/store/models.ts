@@ -1,7 +1,7 @@
 // Mutable lookups derived from the device's events (and from the host's replies, which carry the same
 // objects' full descriptions). High-rate updates mutate these in place; the store publishes a version
 // number per domain once per animation frame (GUI-STACK 4.6).
-import type { DeviceEvent, RingSnapshot } from '../../../app/protocol/index.ts';
+import type { DeviceEvent, ResultOf, RingSnapshot } from '../../../app/protocol/index.ts';
 import { Access, QpState, QpType, WcOpcode, WcStatus, WrOpcode, namesOf } from '../../../app/protocol/index.ts';
 import { bthOpcodeName, bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
 
@@ -14,6 +14,8 @@ export interface KeyEntry {
 }
 export { keyIndex, keyByte } from '../format.ts';
 import { keyIndex } from '../format.ts';
+/** an MR's or MW's description as the host gives it (MrOut / MwOut) */
+export type KeyInfo = ResultOf<'mr.reg'> | ResultOf<'mw.alloc'>;
 export const accessNames = (access: number) => namesOf(Access, access).map((n) => n.replace('IBV_ACCESS_', ''));
 
 function accessOf(v: unknown): number | undefined {
@@ -35,27 +37,18 @@ export class KeyTable {
     return e;
   }
 
-  /** merge an MrInfo / MwInfo object (reply of mr.reg, mr.alloc, mw.alloc, mw.bind; or an event's record) */
-  applyInfo(type: 'MR' | 'MW', info: unknown, handleHint?: number): KeyEntry | null {
-    const h = num(info, 'handle', 'mr', 'mw') ?? handleHint;
-    if (!h) return null;
-    const e = this.entry(h, type);
-    const set = <K extends keyof KeyEntry>(k: K, v: KeyEntry[K] | undefined) => { if (v !== undefined) e[k] = v; };
-    set('pd', num(info, 'pd'));
-    set('device', num(info, 'device'));
-    set('lkey', num(info, 'lkey'));
-    set('rkey', num(info, 'rkey'));
-    if (type === 'MW' && e.lkey === 0) e.lkey = e.rkey;
-    set('addr', num(info, 'iova', 'addr'));
-    set('length', num(info, 'length', 'len'));
-    const acc = accessOf(pick(info, 'access'));
-    set('access', acc);
-    set('kind', str(info, 'kind') ?? (type === 'MW' && num(info, 'type') ? `type ${num(info, 'type')}` : undefined));
-    set('state', str(info, 'state'));
-    set('boundQp', num(info, 'qp', 'boundQp'));
-    set('mr', num(info, 'mr'));
-    const sg = pick(info, 'sg', 'sgList');
-    if (Array.isArray(sg)) e.sg = sg.map((s) => ({ addr: num(s, 'addr', 'va') ?? 0, length: num(s, 'length', 'len') ?? 0 }));
+  /** merge the description of an MR or MW (the protocol's MrOut / MwOut: replies of mr.reg, mr.alloc, mr.map_sg,
+   *  mw.alloc; session.info's objects) */
+  applyInfo(type: 'MR' | 'MW', info: KeyInfo, handleHint?: number): KeyEntry {
+    const e = this.entry(info.handle ?? handleHint, type);
+    e.pd = info.pd; e.access = info.access; e.state = info.state; e.length = Number(info.length);
+    if ('lkey' in info) {
+      // an MR: the range is its iova (what a remote peer addresses); the SG list of a fast-registration MR
+      e.lkey = info.lkey; e.rkey = info.rkey; e.addr = Number(info.iova); e.kind = info.kind;
+      e.sg = info.sg.map((s) => ({ addr: Number(s.addr), length: s.length }));
+    } else {
+      e.lkey = e.rkey = info.rkey; e.addr = Number(info.addr); e.kind = `type ${info.type}`; e.boundQp = info.qp; e.mr = info.mr;
+    }
     return e;
   }
 
@@ -94,7 +87,7 @@ export class KeyTable {
     }
     // any structured detail the host decoded for us wins
     const info = (e as unknown as Rec).info ?? (e as unknown as Rec).obj_info;
-    if (isRec(info)) this.applyInfo(type, info, e.obj);
+    if (isRec(info)) this.applyInfo(type, info as unknown as KeyInfo, e.obj);
     const st = /\b(valid|free|invalid)\b/.exec(e.text ?? '');
     if (e.kind === 'ObjectModified' && st) k.state = st[1];
     return true;
@@ -163,28 +156,16 @@ export class QueueModel {
     return c;
   }
 
-  /** QpInfo from qp.create / qp.query replies */
-  applyQpInfo(info: unknown, handleHint?: number): QpView | null {
-    const h = num(info, 'handle', 'qp') ?? handleHint;
-    if (!h) return null;
+  /** a qp.create / qp.query reply (the protocol's QpOut) */
+  applyQpInfo(info: ResultOf<'qp.query'>): QpView {
+    const h = info.qp;
     const q = this.qp(h);
-    q.qpn = num(info, 'qpNum', 'qpn', 'qp_num') ?? q.qpn;
-    q.device = num(info, 'device') ?? q.device;
-    const init = pick(info, 'init') ?? info;
-    q.pd = num(init, 'pd') ?? q.pd;
-    q.sendCq = num(init, 'sendCq') ?? q.sendCq;
-    q.recvCq = num(init, 'recvCq') ?? q.recvCq;
-    q.srq = num(init, 'srq') ?? q.srq;
-    const t = pick(init, 'qpType');
-    if (typeof t === 'string') q.type = t;
-    if (typeof t === 'number') q.type = QpType.name(t);
-    const attr = pick(info, 'attr') ?? info;
-    q.destQpn = num(attr, 'destQpNum') ?? q.destQpn;
-    const st = pick(attr, 'qpState', 'state');
-    if (typeof st === 'number') q.state = st;
-    if (typeof st === 'string' && st in QpState.values) q.state = QpState.values[st as keyof typeof QpState.values];
-    const cap = pick(init, 'cap');
-    const sw = num(cap, 'maxSendWr'); const rw = num(cap, 'maxRecvWr');
+    q.qpn = info.qpNum; q.device = info.device;
+    const { init, attr } = info;
+    q.pd = init.pd; q.sendCq = init.sendCq; q.recvCq = init.recvCq; q.srq = init.srq;
+    q.type = QpType.name(init.qpType);
+    q.destQpn = attr.destQpNum; q.state = attr.qpState;
+    const sw = init.cap.maxSendWr; const rw = init.cap.maxRecvWr;
     if (sw) this.ring(`qp:${h}:sq`, h, 'sq', sw).depth = sw;
     if (rw) this.ring(`qp:${h}:rq`, h, 'rq', rw).depth = rw;
     return q;

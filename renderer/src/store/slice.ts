@@ -4,7 +4,7 @@
 // the transport, the mutable models, the dirty bits published once per frame, and the few helpers one slice owns
 // and another calls (each filled in by its owner when the store is built).
 import type { StoreApi } from 'zustand/vanilla';
-import type { DeviceEvent, EventBatch, FrameBatch, HostStatus, Reply, RingSnapshot, Command } from '../../../app/protocol/index.ts';
+import type { DeviceEvent, EventBatch, FrameBatch, HostStatus, Reply, RingSnapshot, Command, CommandInput, CommandName, ResultOf } from '../../../app/protocol/index.ts';
 import type { EventRing, FilteredView } from './eventRing.ts';
 import type { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog } from './models.ts';
 import type { ConsoleState } from './store.ts';
@@ -41,6 +41,8 @@ export interface Model {
   ring: EventRing; view: FilteredView; keys: KeyTable; queues: QueueModel; wire: WireLog; marks: MemoryMarks; checks: KeyChecks;
 }
 
+type TrafficOut = NonNullable<ResultOf<'session.info'>['traffic']>;
+
 /** what changed since the last published frame */
 export interface Dirty { events: boolean; keys: boolean; queues: boolean; wire: boolean; memory: boolean; devices: boolean; hexBuffers: Set<number> }
 
@@ -56,8 +58,12 @@ export interface SliceCtx {
   loadRecent(): Promise<void>;
   // owned by the run slice
   syncTrafficPoll(): void;
-  setTrafficFrom(result: unknown): void;
+  /** the load generator's state from a reply that carries it (engine.traffic, engine.step, session.info) */
+  setTrafficFrom(result: { traffic?: TrafficOut | { on: false } | null }): void;
 }
+
+/** a command's arguments as a client sends them (defaults may be left out) */
+export type ArgsOf<N extends CommandName> = Extract<CommandInput, { cmd: N }>['args'];
 
 export type SetState = StoreApi<ConsoleState>['setState'];
 export type GetState = StoreApi<ConsoleState>['getState'];

@@ -5,7 +5,6 @@ import { QpState, WcOpcode, WcStatus, type QpAttr } from '../../../../app/protoc
 import { useConsole, useModel } from '../../store/context.tsx';
 import { commandProblem } from '../../store/validate.ts';
 import { explainWc } from '../../store/explain.ts';
-import { num, type Rec } from '../../store/spec.ts';
 import { fmtHex } from '../../format.ts';
 import { useForm } from '../../components/form.ts';
 import { ErrorMessage, Field, Pending, parseNum } from '../../components/ui.tsx';
@@ -46,16 +45,16 @@ function WcList({ cq }: { cq: number }) {
   if (!poll.wcs.length) return <p className="muted small" data-testid="poll-empty">cq.poll returned no completions.</p>;
   return (
     <ul className="wcs" data-testid="wc-list">
-      {poll.wcs.map((wc: Rec, i) => {
-        const st = num(wc, 'status') ?? 0; const op = num(wc, 'opcode');
+      {poll.wcs.map((wc, i) => {
+        const st = wc.status; const op = wc.opcode;
         const kc = st !== 0 ? model.checks.lastFailure() : undefined;
         // a local operation the device refused says why as it started the WQE (the SQ slot's text)
         const local = st !== 0 && (op === WcOpcode.values.IBV_WC_BIND_MW || op === WcOpcode.values.IBV_WC_LOCAL_INV || op === WcOpcode.values.IB_WC_REG_MR || st === WcStatus.values.IBV_WC_MW_BIND_ERR || st === WcStatus.values.IBV_WC_LOC_QP_OP_ERR)
-          ? model.queues.sqSlotText(num(wc, 'qpNum') ?? -1, num(wc, 'wrId') ?? -1) : undefined;
+          ? model.queues.sqSlotText(wc.qpNum, Number(wc.wrId)) : undefined;
         return (
           <li key={i} className={st === 0 ? 'wc ok' : 'wc bad'} data-testid="wc">
             <span className="mono" data-testid="wc-status">{WcStatus.name(st)}</span>{' '}
-            <span className="mono muted">{op !== undefined ? WcOpcode.name(op) : ''} wr_id {String(wc.wrId ?? '?')} byte_len {String(wc.byteLen ?? '?')} qp_num {String(wc.qpNum ?? '?')}</span>
+            <span className="mono muted">{WcOpcode.name(op)} wr_id {String(wc.wrId)} byte_len {wc.byteLen} qp_num {fmtHex(wc.qpNum)}</span>
             <div className="wc-explain" data-testid="wc-explanation">{explainWc(st, local ?? kc?.text)}</div>
           </li>
         );

@@ -1,8 +1,8 @@
 // The devices slice: software devices and profiles (device.list), real libibverbs devices, PDs, host interfaces
 // and the network attachment of a device (device.attachNet / detachNet: the session then runs in real time).
 import type { Slice } from '../slice.ts';
-import { handleOf, isRec, num, pick, str, type Rec } from '../spec.ts';
-import { deviceView, listOf, profileView, type AttachNetArgs, type DeviceView, type HostInterface, type PdView, type ProfileView } from '../views.ts';
+import type { Rec } from '../spec.ts';
+import { deviceView, profileView, type AttachNetArgs, type DeviceView, type HostInterface, type PdView, type ProfileView } from '../views.ts';
 
 export interface DevicesSlice {
   devicesLoaded: boolean; devices: DeviceView[]; profiles: ProfileView[]; realDevices: Rec[]; selectedDevice: number | null; pds: PdView[];
@@ -18,16 +18,13 @@ export interface DevicesSlice {
 export const createDevicesSlice: Slice<DevicesSlice> = (set, get) => ({
   devicesLoaded: false, devices: [], profiles: [], realDevices: [], selectedDevice: null, pds: [],
   async refreshDevices() {
-    const r = await get().exec('devices', { cmd: 'device.list', args: {} });
+    const r = await get().run('devices', 'device.list', {});
     if (!r) return;
-    const devices = listOf(r.result, 'devices').map(deviceView);
-    const profiles = listOf(r.result, 'profiles').map(profileView);
-    const real = listOf(r.result, 'realDevices', 'real', 'ibverbs').filter(isRec) as Rec[];
+    const devices = r.devices.map(deviceView);
+    const profiles = r.profiles.map(profileView);
+    const real = r.realDevices as Rec[];
     const sel = get().selectedDevice;
-    const ifs = listOf(r.result, 'interfaces').filter(isRec).map((i) => ({
-      name: str(i, 'name') ?? '', up: pick(i, 'up') === true, loopback: pick(i, 'loopback') === true, mtu: num(i, 'mtu') ?? 0,
-      addrs: (Array.isArray(i.addrs) ? i.addrs : []).filter((a): a is string => typeof a === 'string'),
-    }));
+    const ifs = r.interfaces.map((i) => ({ name: i.name, up: i.up, loopback: i.loopback, mtu: i.mtu, addrs: i.addrs }));
     const realTime = devices.some((d) => d.net);
     set({
       interfaces: ifs, realTime, ...(realTime ? { autorun: false } : {}),
@@ -37,8 +34,8 @@ export const createDevicesSlice: Slice<DevicesSlice> = (set, get) => ({
     });
   },
   async createDevice(profile, name) {
-    const r = await get().exec('device.create', { cmd: 'device.create', args: name ? { profile, name } : { profile } });
-    if (r) { await get().refreshDevices(); const h = handleOf(r.result, 'device'); if (h) set({ selectedDevice: h }); }
+    const r = await get().run('device.create', 'device.create', name ? { profile, name } : { profile });
+    if (r) { await get().refreshDevices(); set({ selectedDevice: r.device }); }
   },
   async destroyDevice(handle) {
     if (await get().exec(`device.destroy:${handle}`, { cmd: 'device.destroy', args: { device: handle } })) await get().refreshDevices();
@@ -59,8 +56,8 @@ export const createDevicesSlice: Slice<DevicesSlice> = (set, get) => ({
     return !!r;
   },
   async allocPd(device) {
-    const r = await get().exec(`pd.alloc:${device}`, { cmd: 'pd.alloc', args: { device } });
-    const h = r && handleOf(r.result, 'pd');
+    const r = await get().run(`pd.alloc:${device}`, 'pd.alloc', { device });
+    const h = r?.pd;
     if (h && !get().pds.some((p) => p.handle === h)) set((s) => ({ pds: [...s.pds, { handle: h, device, destroyed: false }] }));
   },
   async deallocPd(pd) {

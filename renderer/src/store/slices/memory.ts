@@ -1,8 +1,7 @@
 // The memory & keys slice: buffers and their hex view (memory.read of a 4 KiB window), memory.write, and the key
 // objects: MRs (mr.reg / dereg, fast-registration mr.alloc + mr.map_sg) and MWs (mw.alloc / bind / dealloc). The
 // key table itself is a model fed by events (models.ts KeyTable); replies merge their MrInfo/MwInfo into it.
-import { touched, type Slice } from '../slice.ts';
-import { handleOf, isRec, num, pick } from '../spec.ts';
+import { touched, type ArgsOf, type Slice } from '../slice.ts';
 import { bytesFrom, type BufferView } from '../views.ts';
 
 export interface MemorySlice {
@@ -29,11 +28,11 @@ export const createMemorySlice: Slice<MemorySlice> = (set, get, ctx) => {
     buffers: [], selectedBuffer: null, hex: {}, unknownObjects: [], hexOffset: {},
     setHexOffset(h, offset) { set((s) => ({ hexOffset: { ...s.hexOffset, [h]: offset } })); void get().readBuffer(h); },
     async allocBuffer(length) {
-      const r = await get().exec('buffer.alloc', { cmd: 'buffer.alloc', args: { length } });
+      const r = await get().run('buffer.alloc', 'buffer.alloc', { length });
       if (!r) return;
-      const h = handleOf(r.result, 'buffer'); const addr = num(r.result, 'addr', 'va');
-      if (h && addr !== undefined) {
-        const b: BufferView = { handle: h, addr, length: num(r.result, 'length') ?? length, destroyed: false };
+      const h = r.buffer; const addr = Number(r.addr);
+      {
+        const b: BufferView = { handle: h, addr, length: Number(r.length), destroyed: false };
         set((s) => ({ buffers: s.buffers.some((x) => x.handle === h) ? s.buffers : [...s.buffers, b], selectedBuffer: h }));
         void get().readBuffer(h);
       }
@@ -54,14 +53,14 @@ export const createMemorySlice: Slice<MemorySlice> = (set, get, ctx) => {
       try {
         const off = Math.max(0, Math.min(get().hexOffset[h] ?? 0, Math.max(0, b.length - 1)));
         const addr = b.addr + off;
-        const r = await get().exec(`memory.read:${h}`, { cmd: 'memory.read', args: { addr, length: Math.min(b.length - off, 4096) } });
-        if (r) set((s) => ({ hex: { ...s.hex, [h]: { addr, bytes: bytesFrom(r.result), seqAt } } }));
+        const r = await get().run(`memory.read:${h}`, 'memory.read', { addr, length: Math.min(b.length - off, 4096) });
+        if (r) set((s) => ({ hex: { ...s.hex, [h]: { addr, bytes: bytesFrom(r.hex), seqAt } } }));
       } finally { reading.delete(h); }
     },
     async regMr(args) {
-      const r = await get().exec('mr.reg', { cmd: 'mr.reg', args });
+      const r = await get().run('mr.reg', 'mr.reg', args as ArgsOf<'mr.reg'>);   // access names: checked by the schema in exec
       if (!r) return false;
-      model.keys.applyInfo('MR', r.result, handleOf(r.result, 'mr'));
+      model.keys.applyInfo('MR', r, r.mr);
       touched(ctx, 'keys');
       return true;
     },
@@ -72,9 +71,9 @@ export const createMemorySlice: Slice<MemorySlice> = (set, get, ctx) => {
       }
     },
     async allocMw(pd, type) {
-      const r = await get().exec('mw.alloc', { cmd: 'mw.alloc', args: { pd, type } });
+      const r = await get().run('mw.alloc', 'mw.alloc', { pd, type });
       if (!r) return false;
-      model.keys.applyInfo('MW', r.result, handleOf(r.result, 'mw'));
+      model.keys.applyInfo('MW', r, r.mw);
       touched(ctx, 'keys');
       return true;
     },
@@ -84,17 +83,16 @@ export const createMemorySlice: Slice<MemorySlice> = (set, get, ctx) => {
       return !!r;
     },
     async allocMr(pd, maxNumSg, indirect) {
-      const r = await get().exec('mr.alloc', { cmd: 'mr.alloc', args: { pd, maxNumSg, indirect } });
+      const r = await get().run('mr.alloc', 'mr.alloc', { pd, maxNumSg, indirect });
       if (!r) return false;
-      model.keys.applyInfo('MR', r.result, handleOf(r.result, 'mr'));
+      model.keys.applyInfo('MR', r, r.mr);
       touched(ctx, 'keys');
       return true;
     },
     async mapMrSg(mr, sgList, pageSize) {
-      const r = await get().exec('mr.map_sg', { cmd: 'mr.map_sg', args: { mr, sgList, pageSize } });
+      const r = await get().run('mr.map_sg', 'mr.map_sg', { mr, sgList, pageSize });
       if (!r) return false;
-      const info = pick(r.result, 'mrInfo');
-      if (isRec(info)) model.keys.applyInfo('MR', info, mr);
+      if (r.mrInfo) model.keys.applyInfo('MR', r.mrInfo, mr);
       touched(ctx, 'keys');
       return true;
     },

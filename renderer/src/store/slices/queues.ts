@@ -3,9 +3,8 @@
 // send / recv, and the load generator (engine.traffic) that repeats the last WR posted on a QP. Rings, QP states
 // and CQ arming are models fed by events (models.ts QueueModel); replies merge their QpInfo into it.
 import type { Command, QpAttr, RecvWr, SendWr } from '../../../../app/protocol/index.ts';
-import { touched, type Slice } from '../slice.ts';
-import { handleOf, isRec, num, type Rec } from '../spec.ts';
-import { listOf, type PollView, type RemoteDestArgs } from '../views.ts';
+import { touched, type ArgsOf, type Slice } from '../slice.ts';
+import type { PollView, RemoteDestArgs } from '../views.ts';
 
 export interface QueuesSlice {
   createCq(device: number, cqe: number, channel?: boolean): Promise<boolean>;
@@ -45,10 +44,10 @@ export const createQueuesSlice: Slice<QueuesSlice> = (set, get, ctx) => {
   const { model } = ctx;
   return {
     async createCq(device, cqe, channel = false) {
-      const r = await get().exec('cq.create', { cmd: 'cq.create', args: { device, cqe, channel } });
-      const h = r && handleOf(r.result, 'cq');
-      if (!h) return false;
-      const c = model.queues.cq(h); c.device = device; c.cqe = num(r.result, 'cqe') ?? Math.max(c.cqe, cqe); c.channel = channel;
+      const r = await get().run('cq.create', 'cq.create', { device, cqe, channel });
+      if (!r) return false;
+      const h = r.cq;
+      const c = model.queues.cq(h); c.device = r.device; c.cqe = r.cqe; c.channel = r.channel;
       model.queues.ring(`cq:${h}`, h, 'cq', c.cqe).depth = c.cqe;
       touched(ctx, 'queues');
       return true;
@@ -59,18 +58,11 @@ export const createQueuesSlice: Slice<QueuesSlice> = (set, get, ctx) => {
       return !!r;
     },
     async createQp(a) {
-      const r = await get().exec('qp.create', { cmd: 'qp.create', args: { pd: a.pd, sendCq: a.sendCq, recvCq: a.recvCq, qpType: a.qpType,
+      const r = await get().run('qp.create', 'qp.create', { pd: a.pd, sendCq: a.sendCq, recvCq: a.recvCq, qpType: a.qpType as 'IBV_QPT_RC',
         ...(a.srq ? { srq: a.srq } : {}),
-        cap: { maxSendWr: a.maxSendWr, maxRecvWr: a.maxRecvWr, maxSendSge: 4, maxRecvSge: 4, maxInlineData: 0 } } });
+        cap: { maxSendWr: a.maxSendWr, maxRecvWr: a.maxRecvWr, maxSendSge: 4, maxRecvSge: 4, maxInlineData: 0 } });
       if (!r) return false;
-      const h = handleOf(r.result, 'qp');
-      const q = model.queues.applyQpInfo(isRec(r.result) ? r.result : {}, h);
-      if (q) {
-        q.pd = q.pd || a.pd; q.sendCq = q.sendCq || a.sendCq; q.recvCq = q.recvCq || a.recvCq;
-        q.device ||= get().pds.find((p) => p.handle === a.pd)?.device ?? 0;
-        model.queues.ring(`qp:${q.handle}:sq`, q.handle, 'sq', a.maxSendWr);
-        model.queues.ring(`qp:${q.handle}:rq`, q.handle, 'rq', a.maxRecvWr);
-      }
+      model.queues.applyQpInfo(r);
       touched(ctx, 'queues');
       return true;
     },
@@ -99,8 +91,8 @@ export const createQueuesSlice: Slice<QueuesSlice> = (set, get, ctx) => {
       return !!r;
     },
     async queryQp(qp) {
-      const r = await get().exec(`qp.query:${qp}`, { cmd: 'qp.query', args: { qp } });
-      if (r && isRec(r.result)) { model.queues.applyQpInfo(r.result, qp); touched(ctx, 'queues'); }
+      const r = await get().run(`qp.query:${qp}`, 'qp.query', { qp });
+      if (r) { model.queues.applyQpInfo(r); touched(ctx, 'queues'); }
     },
     async createSrq(pd, maxWr, srqLimit) {
       return !!(await get().exec('srq.create', { cmd: 'srq.create', args: { pd, maxWr, srqLimit } }));
@@ -121,17 +113,17 @@ export const createQueuesSlice: Slice<QueuesSlice> = (set, get, ctx) => {
     async setTraffic(on, qp) {
       const wr = qp !== undefined ? get().lastPosted[qp] : undefined;
       const args = on ? { on, qp, wrs: wr ? [wr] : undefined } : { on };
-      const r = await get().exec('engine.traffic', { cmd: 'engine.traffic', args } as Command);
-      if (r) ctx.setTrafficFrom(r.result);
+      const r = await get().run('engine.traffic', 'engine.traffic', args as ArgsOf<'engine.traffic'>);
+      if (r) ctx.setTrafficFrom(r);
       ctx.syncTrafficPoll();
       return !!r;
     },
     async postRecv(qp, wr) { return !!(await get().exec('post.recv', { cmd: 'post.recv', args: { qp, wrs: [wr] } })); },
     lastPoll: {},
     async pollCq(cq, max) {
-      const r = await get().exec(`cq.poll:${cq}`, { cmd: 'cq.poll', args: { cq, max } });
+      const r = await get().run(`cq.poll:${cq}`, 'cq.poll', { cq, max });
       if (!r) return;
-      const wcs = listOf(r.result, 'wcs', 'wc').filter(isRec) as Rec[];
+      const wcs = r.wcs;
       model.queues.applyPoll(cq, wcs.length);
       touched(ctx, 'queues');
       set((s) => ({ lastPoll: { ...s.lastPoll, [cq]: { cq, wcs, seqAt: model.ring.total } } }));
@@ -141,9 +133,9 @@ export const createQueuesSlice: Slice<QueuesSlice> = (set, get, ctx) => {
     },
     unackedEvents: {},
     async getCqEvent(device) {
-      const r = await get().exec(`cq.get_event:${device}`, { cmd: 'cq.get_event', args: { device } });
-      const cq = r ? num(r.result, 'cq') : undefined;
-      if (!cq) return null;
+      const r = await get().run(`cq.get_event:${device}`, 'cq.get_event', { device });
+      if (!r) return null;
+      const cq = r.cq;
       model.queues.takeEvent(cq);
       touched(ctx, 'queues');
       set((s) => ({ unackedEvents: { ...s.unackedEvents, [cq]: (s.unackedEvents[cq] ?? 0) + 1 } }));
@@ -156,9 +148,9 @@ export const createQueuesSlice: Slice<QueuesSlice> = (set, get, ctx) => {
     },
     ahs: [],
     async createAh(pd, destDevice, sgidIndex) {
-      const r = await get().exec('ah.create', { cmd: 'ah.create', args: { pd, destDevice, sgidIndex } });
-      const h = r ? handleOf(r.result, 'ah') : undefined;
-      if (!h) return null;
+      const r = await get().run('ah.create', 'ah.create', { pd, destDevice, sgidIndex });
+      if (!r) return null;
+      const h = r.ah;
       set((s) => ({ ahs: [...s.ahs, { handle: h, pd, destDevice }] }));
       return h;
     },

@@ -1,14 +1,15 @@
 // The run slice: engine controls (autorun paced or free running, step, run to idle), faults, session reset, and
 // the objects of a session this page connected to late (session.info). While the load generator runs on autorun
 // its counts move without any reply of ours: they are read from session.info twice a second (read-only).
-import { describeRun, listOf, type Faults } from '../views.ts';
+import { describeRun, type Faults } from '../views.ts';
 import { fmtNs } from '../../format.ts';
 import type { ConsoleState } from '../store.ts';
 import type { Slice } from '../slice.ts';
-import { isRec, num, pick, str, type Rec } from '../spec.ts';
 
 export interface RunSlice {
   autorun: boolean; stepsPerSecond: number; faults: Faults; lastRun: string;
+  /** the virtual time of the last step / run reply, in ns (the raw value behind lastRun's scaled one) */
+  lastRunNs: number | null;
   /** autorun free running (engine.autorun free): the engine on its own thread, the console shown a sample */
   freeRun: boolean;
   setAutorun(on: boolean, stepsPerSecond?: number, free?: boolean): Promise<void>; step(count: number): Promise<void>; runToIdle(): Promise<void>;
@@ -30,17 +31,17 @@ export const createRunSlice: Slice<RunSlice> = (set, get, ctx) => {
     const want = !!transport && get().autorun && get().traffic?.on === true;
     if (want && !trafficPoll) {
       trafficPoll = setInterval(() => {
-        void get().exec('traffic.status', { cmd: 'session.info', args: {} }).then((r) => { if (r) ctx.setTrafficFrom(r.result); ctx.syncTrafficPoll(); });
+        void get().run('traffic.status', 'session.info', {}).then((r) => { if (r) ctx.setTrafficFrom(r); ctx.syncTrafficPoll(); });
       }, TRAFFIC_POLL_MS);
     } else if (!want && trafficPoll) { clearInterval(trafficPoll); trafficPoll = null; }
   };
   /** the load generator's state from a reply that carries it (engine.traffic, engine.step, session.info) */
   ctx.setTrafficFrom = (result) => {
-    const t = pick(result, 'traffic');
-    if (isRec(t)) set({ traffic: { on: t.on === true, qp: num(t, 'qp'), posted: num(t, 'posted'), completed: num(t, 'completed'), stopped: str(t, 'stopped') } });
+    const t = result.traffic;
+    if (t) set({ traffic: 'qp' in t ? { on: t.on, qp: t.qp, posted: t.posted, completed: t.completed, stopped: t.stopped } : { on: false } });
   };
   return {
-    autorun: false, stepsPerSecond: 1000, freeRun: false, faults: NO_FAULTS, lastRun: '',
+    autorun: false, stepsPerSecond: 1000, freeRun: false, faults: NO_FAULTS, lastRun: '', lastRunNs: null,
     async setAutorun(on, sps, fr) {
       const stepsPerSecond = sps ?? get().stepsPerSecond;
       const free = fr ?? get().freeRun;
@@ -49,13 +50,13 @@ export const createRunSlice: Slice<RunSlice> = (set, get, ctx) => {
       ctx.syncTrafficPoll();
     },
     async step(count) {
-      const r = await get().exec('engine.step', { cmd: 'engine.step', args: { count } });
-      if (r) set({ lastRun: describeRun('step', r.result, fmtNs) });
-      if (r) ctx.setTrafficFrom(r.result);
+      const r = await get().run('engine.step', 'engine.step', { count });
+      if (r) set({ lastRun: describeRun('step', r, fmtNs), lastRunNs: Number(r.nowNs) });
+      if (r) ctx.setTrafficFrom(r);
     },
     async runToIdle() {
-      const r = await get().exec('engine.run', { cmd: 'engine.run', args: {} });
-      if (r) set({ lastRun: describeRun('run', r.result, fmtNs) });
+      const r = await get().run('engine.run', 'engine.run', {});
+      if (r) set({ lastRun: describeRun('run', r, fmtNs), lastRunNs: Number(r.nowNs) });
     },
     async resetSession(seed) {
       const r = await get().exec('session.reset', { cmd: 'session.reset', args: seed === undefined ? {} : { seed } });
@@ -74,24 +75,21 @@ export const createRunSlice: Slice<RunSlice> = (set, get, ctx) => {
     async syncObjects() {
       await get().refreshDevices();
       if (model.ring.total === 0) await ctx.loadRecent();
-      const r = await get().exec('session.info', { cmd: 'session.info', args: {} });
+      const r = await get().run('session.info', 'session.info', {});
       if (!r) return;
-      if (pick(r.result, 'realTime') === true) set({ realTime: true });
-      const ar = pick(r.result, 'autorun');
-      if (isRec(ar) && typeof ar.on === 'boolean') set({ autorun: ar.on, stepsPerSecond: num(ar, 'stepsPerSecond') ?? get().stepsPerSecond, freeRun: ar.free === true });
-      ctx.setTrafficFrom(r.result); ctx.syncTrafficPoll();
-      const objs = listOf(r.result, 'objects').filter(isRec) as Rec[];
+      if (r.realTime) set({ realTime: true });
+      set({ autorun: r.autorun.on, stepsPerSecond: r.autorun.stepsPerSecond, freeRun: r.autorun.free });
+      ctx.setTrafficFrom(r); ctx.syncTrafficPoll();
       const unknown: ConsoleState['unknownObjects'] = [];
       const queries: Promise<void>[] = [];
-      for (const o of objs) {
-        const h = num(o, 'handle'); const kind = str(o, 'kind'); const dev = num(o, 'device') ?? 0;
-        if (!h) continue;
+      for (const o of r.objects) {
+        const h = o.handle; const kind = o.kind; const dev = o.device;
         if (kind === 'buffer' && !get().buffers.some((b) => b.handle === h)) unknown.push({ handle: h, kind, device: dev });
         if (kind === 'mr' || kind === 'mw') {
           // the host describes its MRs and MWs (PD, keys, range, access, kind, state): merged into the key table, so a
           // console that connected late or after a host restart shows what the events alone do not carry
-          const info = pick(o, 'info');
-          if (isRec(info)) { const k = model.keys.applyInfo(kind === 'mr' ? 'MR' : 'MW', info, h); if (k && dev) k.device = dev; ctx.dirty.keys = true; }
+          const info = o.info;
+          if (info) { const k = model.keys.applyInfo(kind === 'mr' ? 'MR' : 'MW', info, h); if (k && dev) k.device = dev; ctx.dirty.keys = true; }
           else if (!model.keys.byHandle.has(h)) unknown.push({ handle: h, kind, device: dev });
         }
         if (kind === 'pd' && !get().pds.some((p) => p.handle === h)) set((s) => ({ pds: [...s.pds, { handle: h, device: dev, destroyed: false }] }));

@@ -1,7 +1,7 @@
 // The ui + host slice: the backend host's state (restart / kill), theme, the open panel, the errors and pending
 // flags filed per form, the choices each form holds (kept when the user switches panels), and `exec`, the one way
 // a command reaches the host: validated with the shared zod schema, sent, any error filed under the form.
-import { Command, describeZodError, type ErrorInfo, type Reply } from '../../../../app/protocol/index.ts';
+import { Command, describeZodError, type CommandInput, type CommandName, type ErrorInfo, type Reply, type ResultOf } from '../../../../app/protocol/index.ts';
 import type { Slice } from '../slice.ts';
 
 /** a form field's value: text, a switch, or a small JSON value (a list of flags, an SG list) */
@@ -19,6 +19,8 @@ export interface UiSlice {
   errors: Record<string, ErrorInfo | undefined>; pending: Record<string, boolean>;
   setTheme(t: 'light' | 'dark'): void; setPanel(p: string): void; clearError(form: string): void;
   exec(form: string, command: unknown): Promise<{ result: unknown } | null>;
+  /** `exec` with the command's typed result (ResultOf<N>, the protocol's result schema), or null (error filed) */
+  run<N extends CommandName>(form: string, cmd: N, args: Extract<CommandInput, { cmd: N }>['args']): Promise<ResultOf<N> | null>;
   /** the choices of every form, by form id then field: what the user set stays when panels switch; a field never
    *  set is absent (the form shows its derived default, which may follow the objects that exist) */
   forms: Record<string, Record<string, FormValue> | undefined>;
@@ -57,6 +59,11 @@ export const createUiSlice: Slice<UiSlice> = (set, get, ctx) => {
       if (get().errors[form]) setError(form, undefined);
       if (get().host.state === 'connecting') set({ host: { state: 'up' } });
       return { result: reply.result };
+    },
+
+    async run(form, cmd, args) {
+      const r = await get().exec(form, { cmd, args });
+      return r ? r.result as ResultOf<typeof cmd> : null;
     },
 
     forms: {},
