@@ -6,6 +6,7 @@
 import { FrameEventView, type DeviceEvent, type EventFrame, type RingSnapshot } from '../../../app/protocol/index.ts';
 import type { EventFilter } from './eventRing.ts';
 import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog } from './models.ts';
+import { PacketFates } from './ladder.ts';
 import type { Scheduler, Slice } from './slice.ts';
 
 export interface EventsSlice {
@@ -22,9 +23,9 @@ export interface EventsSlice {
 }
 
 // which models an event kind goes to (from the kinds each model declares)
-const TO_KEYS = 1, TO_QUEUES = 2, TO_WIRE = 4, TO_CHECKS = 8, TO_MARKS = 16, TO_STORE = 32;
+const TO_KEYS = 1, TO_QUEUES = 2, TO_WIRE = 4, TO_CHECKS = 8, TO_MARKS = 16, TO_STORE = 32, TO_FATES = 64;
 const ROUTE = new Map<string, number>();
-for (const [bit, kinds] of [[TO_KEYS, KeyTable.KINDS], [TO_QUEUES, QueueModel.KINDS], [TO_WIRE, WireLog.KINDS], [TO_CHECKS, KeyChecks.KINDS], [TO_MARKS, MemoryMarks.KINDS]] as const)
+for (const [bit, kinds] of [[TO_KEYS, KeyTable.KINDS], [TO_QUEUES, QueueModel.KINDS], [TO_WIRE, WireLog.KINDS], [TO_CHECKS, KeyChecks.KINDS], [TO_MARKS, MemoryMarks.KINDS], [TO_FATES, PacketFates.KINDS]] as const)
   for (const k of kinds) ROUTE.set(k, (ROUTE.get(k) ?? 0) | bit);
 // lifecycle events also update the store's own lists (buffers, PDs, devices)
 ROUTE.set('ObjectCreated', ROUTE.get('ObjectCreated')! | TO_STORE); ROUTE.set('ObjectDestroyed', ROUTE.get('ObjectDestroyed')! | TO_STORE);
@@ -79,6 +80,7 @@ export function createEventsSlice(o: IngestOptions): Slice<EventsSlice> {
       if (to & TO_KEYS && model.keys.applyEvent(e)) dirty.keys = true;
       if (to & TO_QUEUES && model.queues.applyEvent(e)) dirty.queues = true;
       if (to & TO_WIRE && model.wire.applyEvent(e)) dirty.wire = true;
+      if (to & TO_FATES && model.fates.applyEvent(e)) dirty.wire = true;   // after the wire log: it reads the newest row
       if (to & TO_CHECKS && model.checks.applyEvent(e)) dirty.keys = true;
       if (to & TO_MARKS && model.marks.applyEvent(e)) {
         dirty.memory = true;
@@ -271,7 +273,7 @@ export function createEventsSlice(o: IngestOptions): Slice<EventsSlice> {
         ring.clear(); model.view.reset();
         model.keys.byHandle.clear();
         model.queues.clear();
-        model.wire.clear();
+        model.wire.clear(); model.fates.clear();
         model.marks.writes.clear(); model.checks.rows = [];
         set((s) => ({
           buffers: [], pds: [], hex: {}, hexOffset: {}, lastPoll: {}, unackedEvents: {}, ahs: [], selectedPacket: null, selectedBuffer: null, unknownObjects: [],

@@ -7,6 +7,7 @@ import type { StoreApi } from 'zustand/vanilla';
 import type { DeviceEvent, EventBatch, FrameBatch, HostStatus, Reply, RingSnapshot, Command, CommandInput, CommandName, ResultOf } from '../../../app/protocol/index.ts';
 import type { EventRing, FilteredView } from './eventRing.ts';
 import type { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog } from './models.ts';
+import type { PacketFates } from './ladder.ts';
 import type { ConsoleState } from './store.ts';
 
 // ------------------------------------------------------------------ transport (shape of renderer/src/transport)
@@ -39,6 +40,8 @@ export class LatencyStats {
 export interface Model {
   latency: LatencyStats;
   ring: EventRing; view: FilteredView; keys: KeyTable; queues: QueueModel; wire: WireLog; marks: MemoryMarks; checks: KeyChecks;
+  /** what became of each packet (lost, dropped, duplicated, retransmitted), for the wire view */
+  fates: PacketFates;
 }
 
 type TrafficOut = NonNullable<ResultOf<'session.info'>['traffic']>;

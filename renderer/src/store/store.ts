@@ -8,6 +8,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import { QpState } from '../../../app/protocol/index.ts';
 import { EventRing, FilteredView } from './eventRing.ts';
 import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog } from './models.ts';
+import { PacketFates } from './ladder.ts';
 import { LatencyStats, type ConsoleTransport, type Model, type Scheduler, type SliceCtx } from './slice.ts';
 import { createEventsSlice, FRAME_BUDGET_MS, rafScheduler, type EventsSlice } from './ingest.ts';
 import { createUiSlice, type UiSlice } from './slices/ui.ts';
@@ -36,9 +37,10 @@ export interface StoreOptions {
 export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const transport = opts.transport ?? null;
   const ring = new EventRing(opts.ringCapacity ?? 1 << 20);
+  const wire = new WireLog();
   const model: Model = {
     latency: new LatencyStats(),
-    ring, view: new FilteredView(ring), keys: new KeyTable(), queues: new QueueModel(), wire: new WireLog(),
+    ring, view: new FilteredView(ring), keys: new KeyTable(), queues: new QueueModel(), wire, fates: new PacketFates(wire),
     marks: new MemoryMarks(), checks: new KeyChecks(),
   };
   const unset = () => { throw new Error('console store: a slice helper was called before its slice was built'); };
