@@ -229,6 +229,15 @@ export class ScenarioRun {
     return r.value;
   }
 
+  /** Run the setup (session.reset, the devices) without running a step; false when it failed (see failure). */
+  begin(): boolean { return this.driveSync(this.beginG()); }
+  private *beginG(): Gen<boolean> {
+    if (this.pos >= 0) return !this.failed;
+    const why = yield* this.start();
+    if (why) { this.failed = { step: 0, why: `setup: ${why}` }; this.pos = this.scenario.steps.length; }
+    return !why;
+  }
+
   /** Run the next step; null when finished (or stopped at a failure). */
   step(): StepReport | null { return this.driveSync(this.stepG()); }
   /** step() for an asynchronous executor. */
@@ -418,10 +427,10 @@ export class ScenarioRun {
         cmpNum('immData', e.immData);
         cmpNum('invalidatedRkey', e.invalidatedRkey);
         if (e.wcFlags || e.wcFlagsSet || e.wcFlagsClear) {
-          const bits = (ns: readonly string[]) => ns.reduce((a, n) => a | WcFlag.values[n]!, 0);
+          const bits = (ns: readonly string[]) => ns.reduce((a, n) => a | (WcFlag.values as Record<string, number>)[n]!, 0);
           const gotB = toBig(field(w, 'wcFlags'));
           const g = gotB === undefined ? undefined : Number(gotB);
-          const names = (v: number) => WcFlag.names.filter((n) => v & WcFlag.values[n]!).join('|') || '0';
+          const names = (v: number) => WcFlag.names.filter((n) => v & (WcFlag.values as Record<string, number>)[n]!).join('|') || '0';
           const show = g === undefined ? 'nothing' : `${names(g)} (${g})`;
           if (e.wcFlags && g !== bits(e.wcFlags)) fail(`${p}.wcFlags`, `expected ${e.wcFlags.join('|') || '0'} (${bits(e.wcFlags)}), got ${show}`);
           if (e.wcFlagsSet && (g === undefined || (g & bits(e.wcFlagsSet)) !== bits(e.wcFlagsSet))) fail(`${p}.wcFlagsSet`, `expected ${e.wcFlagsSet.join('|')} set, got ${show}`);
