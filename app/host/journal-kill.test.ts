@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { Command } from '../protocol/index.ts';
 import { sha256Hex } from '../scenario/sha256.ts';
 import { NativeExecutor } from './executor.ts';
@@ -35,7 +36,7 @@ function makeScript(n: number): { script: Command[]; h: Handles } {
   const ex = new NativeExecutor({ seed: 1 });
   const script: Command[] = [];
   // as the journal holds them: validated, defaults filled in
-  const run = (raw: Command) => { const c = Command.parse(raw); script.push(c); const r = ex.exec(c); if (!r.ok) throw new Error(`${c.cmd}: ${r.error.message}`); return r.result as Record<string, unknown>; };
+  const run = (raw: z.input<typeof Command>) => { const c = Command.parse(raw); script.push(c); const r = ex.exec(c); if (!r.ok) throw new Error(`${c.cmd}: ${r.error.message}`); return r.result as Record<string, unknown>; };
   const dA = run({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
   const dB = run({ cmd: 'device.create', args: { profile: 'rxe' } }).handle as number;
   const pA = run({ cmd: 'pd.alloc', args: { device: dA } }).pd as number;
