@@ -63,7 +63,7 @@ export interface NPacket {
 }
 export interface NEvent {
   seq: U64; t: U64; kind: string; device: number; obj: number; objKind: string; a: U64; b: U64; c: U64; d: U64;
-  text?: string; ok?: boolean; pkt?: NPacket; wc?: NWc;
+  text?: string; ok?: boolean; pkt?: NPacket; wc?: NWc; change?: number; keyState?: number;
 }
 export interface NNetGid { index: number; gid: string; type: string; ip?: string }
 export interface NNetStats { txPackets: U64; txBytes: U64; rxPackets: U64; rxBytes: U64; rxDropped: U64; txDropped: U64 }
@@ -170,7 +170,6 @@ export interface NativeAddon {
   /** Deliberate native crash (std::abort) for the "backend dies" demo and tests. */
   abort(): never;
   /** names of rdma-core enum values for drain_events_json (from app/protocol/enums.ts) */
-  setEventNames?(names: { wcStatus: Record<number, string>; wcOpcode: Record<number, string>; eventType: Record<number, string> }): void;
   napiVersion: number;
 }
 

@@ -63,7 +63,7 @@ describe('explanations name the rule that applied', () => {
   });
 });
 
-const scenarios = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../e2e/scenarios');
+const scenarios = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scenarios');
 describe('the device tags completions with the rule it applied', () => {
   const polls = (file: string) => {
     const ex = createExecutor({ seed: 1 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parseScenarioText } from './load.ts';
 import { ScenarioRun, runScenario } from './run.ts';
 import { executorFactory, loadLibrary as load, repoRoot as root } from './testlib.ts';
+import { libraryFile } from './library.ts';
 import type { Scenario, Step } from '../protocol/scenario.ts';
 import type { Executor } from '../host/api.ts';
 
@@ -130,7 +131,7 @@ describe.skipIf(!factory)('scenario runner', () => {
       bad.steps[i]!.expect!.wc![0]!.status = 'IBV_WC_REM_ACCESS_ERR';
       fs.writeFileSync(path.join(tmp, 'bad.json'), JSON.stringify(bad));
       fs.writeFileSync(path.join(tmp, 'broken.json'), '{"verbslab": ');
-      const good = path.join(root, 'e2e/scenarios/rc_rdma_write.json');
+      const good = libraryFile('rc_rdma_write.json');
       const junit = path.join(tmp, 'junit.xml');
       const pcap = path.join(tmp, 'wire.pcap');
       const out: string[] = [];

@@ -4,14 +4,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseScenarioText } from './load.ts';
+import { libraryFile } from './library.ts';
 import type { Scenario } from '../protocol/scenario.ts';
 import type { Executor } from '../host/api.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** e2e/scenarios/<file>, loaded and validated (throws the load error). */
+/** A library scenario (scenarios/ or labs/<id>/scenarios/) by file name, loaded and validated (throws the load error). */
 export function loadLibrary(file: string): Scenario {
-  const r = parseScenarioText(fs.readFileSync(path.join(repoRoot, 'e2e/scenarios', file), 'utf8'), file);
+  const r = parseScenarioText(fs.readFileSync(libraryFile(file), 'utf8'), file);
   if (!r.ok) throw new Error(r.error.message);
   return r.scenario;
 }

@@ -450,6 +450,8 @@ Napi::Object EventObj(Napi::Env env, const vl::Event& e) {
   o.Set("d", U64(env, e.d));
   if (!e.text.empty()) o.Set("text", e.text);
   if (e.kind == vl::EventKind::KeyCheck) o.Set("ok", Napi::Boolean::New(env, e.ok));
+  if (e.change != vl::Event::kNone) o.Set("change", Napi::Number::New(env, e.change));
+  if (e.key_state != vl::Event::kNone) o.Set("keyState", Napi::Number::New(env, e.key_state));
   if (!e.pkt.empty()) o.Set("pkt", PacketObj(env, e.pkt));
   if (e.kind == vl::EventKind::Cqe || e.kind == vl::EventKind::WqeCompleted) o.Set("wc", WcObj(env, e.wc));
   return o;
@@ -1098,10 +1100,6 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto max = c.u64(info[0], "max", SIZE_MAX, true);
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
-    if (!vl::json::have_names()) {
-      Napi::Error::New(env, frame ? "drain_events_frame: setEventNames() was not called" : "drain_events_json: setEventNames() was not called").ThrowAsJavaScriptException();
-      return env.Undefined();
-    }
     return ChunkObj(env, s->drain_events(static_cast<size_t>(max)), frame);
   }
   // { frame | json, count, first, objects } of drained events: the frame (or JSON text) of all of them, and the object
@@ -1137,7 +1135,6 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto window = c.u64(info[0], "window");
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
-    if (!vl::json::have_names()) { Napi::Error::New(env, "drain_events_sample: setEventNames() was not called").ThrowAsJavaScriptException(); return env.Undefined(); }
     uint64_t sampled_out = 0;                    // removed at the source (Runner::set_event_budget) before these
     auto evs = s->drain_events(SIZE_MAX, &sampled_out);
     const size_t removed = vl::keep_state_and_newest(evs, static_cast<size_t>(window));
@@ -1286,31 +1283,6 @@ Napi::Value IbverbsDevices(const Napi::CallbackInfo& info) {
   return o;
 }
 
-// The names of rdma-core enum values used in event JSON (from app/protocol/enums.ts):
-// setEventNames({ wcStatus: { "0": "IBV_WC_SUCCESS", ... }, wcOpcode: {...}, eventType: {...} })
-Napi::Value SetEventNames(const Napi::CallbackInfo& info) {
-  auto env = info.Env();
-  if (!info[0].IsObject()) { Napi::TypeError::New(env, "names: expected an object").ThrowAsJavaScriptException(); return env.Undefined(); }
-  auto o = info[0].As<Napi::Object>();
-  vl::json::Names n;
-  auto load = [&](const char* field, std::unordered_map<uint32_t, std::string>& out) -> bool {
-    auto v = o.Get(field);
-    if (!v.IsObject()) { Napi::TypeError::New(env, std::string("names.") + field + ": expected an object").ThrowAsJavaScriptException(); return false; }
-    auto t = v.As<Napi::Object>();
-    auto keys = t.GetPropertyNames();
-    for (uint32_t i = 0; i < keys.Length(); ++i) {
-      auto k = keys.Get(i).ToString().Utf8Value();
-      auto val = t.Get(k);
-      if (!val.IsString()) { Napi::TypeError::New(env, std::string("names.") + field + "." + k + ": expected a string").ThrowAsJavaScriptException(); return false; }
-      out[static_cast<uint32_t>(std::strtoul(k.c_str(), nullptr, 10))] = val.As<Napi::String>().Utf8Value();
-    }
-    return true;
-  };
-  if (!load("wcStatus", n.wc_status) || !load("wcOpcode", n.wc_opcode) || !load("eventType", n.event_type)) return env.Undefined();
-  vl::json::set_names(std::move(n));
-  return env.Undefined();
-}
-
 // Host network interfaces (getifaddrs): [{ name, index, mtu, up, loopback, addrs: [text] }]
 Napi::Value NetInterfaces(const Napi::CallbackInfo& info) {
   auto env = info.Env();
@@ -1341,7 +1313,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Session", SessionWrap::Init(env));
   exports.Set("decodePacket", Napi::Function::New(env, DecodePacket, "decodePacket"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
-  exports.Set("setEventNames", Napi::Function::New(env, SetEventNames, "setEventNames"));
   exports.Set("netInterfaces", Napi::Function::New(env, NetInterfaces, "netInterfaces"));
   exports.Set("ibverbsDevices", Napi::Function::New(env, IbverbsDevices, "ibverbsDevices"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));

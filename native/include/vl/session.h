@@ -130,7 +130,29 @@ enum class EventKind : uint32_t {
   AsyncEvent, QpState, MemWrite,                   // memory bytes changed: obj = buffer, a = addr, b = len
   Timer, Fault, Log,
 };
+// Typed facts of an event (Event::change, Event::key_state, and a of Timer / Fault); names in vl/names.h, mirrored in app/protocol/enums.ts.
+// MR / MW key state: rxe's enum rxe_mr_state / rxe_mw_state (rxe_verbs.h), same order and values.
+enum class KeyState : uint8_t { Invalid = 0, Free = 1, Valid = 2 };
+// What modified an object (Event::change of ObjectModified).
+enum class Change : uint8_t {
+  Rereg = 0,        // ibv_rereg_mr: a new key byte (a = lkey, b = rkey)
+  MapMrSg = 1,      // ib_map_mr_sg on a fast-registration MR
+  RegMrWr = 2,      // IB_WR_REG_MR executed (rxe_reg_fast_mr)
+  LocalInv = 3,     // IBV_WR_LOCAL_INV executed (rxe_invalidate_mr / rxe_invalidate_mw)
+  RemoteInv = 4,    // SEND_WITH_INV received: the IETH's key invalidated by the responder
+  Bind = 5,         // ibv_bind_mw / IBV_WR_BIND_MW (rxe_bind_mw)
+  QpDestroyed = 6,  // a type 2 window freed with the QP it was bound to
+  ModifyQp = 7,     // ibv_modify_qp without a state change
+  ModifySrq = 8,    // ibv_modify_srq (srq_limit armed)
+  NetAttach = 9,    // a device bound to UDP sockets (on the network)
+};
+// a of Timer events: which transport timer did what (rxe_comp.c, rxe_req.c).
+enum class TimerReason : uint8_t { AckTimeout = 0, RnrWait = 1, RnrExpired = 2, Retransmit = 3 };
+// a of Fault events: the fault set_faults injected.
+enum class FaultKind : uint8_t { Loss = 0, Duplicate = 1, Reorder = 2, Delay = 3 };
+
 struct Event {
+  static constexpr uint8_t kNone = 0xff;           // change / key_state not given
   uint64_t seq = 0; uint64_t time_ns = 0;          // virtual time in deterministic mode
   EventKind kind = EventKind::Log;
   Handle device = 0; Handle obj = 0;
@@ -140,6 +162,10 @@ struct Event {
   std::vector<uint8_t> pkt;                        // packet bytes for Packet* events
   Wc wc;                                           // for Cqe / WqeCompleted
   bool ok = true;                                  // for KeyCheck
+  uint8_t change = kNone;                          // ObjectModified: a Change
+  uint8_t key_state = kNone;                       // mr / mw life-cycle events: the key's KeyState after the event
+  Event& why(Change c) { change = static_cast<uint8_t>(c); return *this; }
+  Event& state(KeyState s) { key_state = static_cast<uint8_t>(s); return *this; }
 };
 
 // What sits in a work or completion queue right now (Session::queue_snapshot): the ring's producer and consumer
@@ -211,7 +237,11 @@ class Session {
   // memory and keys
   Result<Handle> alloc_pd(Handle dev);
   Status dealloc_pd(Handle pd);
-  Result<BufferInfo> alloc_buffer(uint64_t length);
+  Result<BufferInfo> alloc_buffer(uint64_t length);   // ENOMEM past the session's memory limit
+  // Host memory all the session's buffers may take together (page-rounded); default kDefaultMemoryLimit. A client
+  // cannot exhaust the machine one 64 MiB buffer at a time.
+  static constexpr uint64_t kDefaultMemoryLimit = 1ull << 30;
+  void set_memory_limit(uint64_t bytes);
   Status free_buffer(Handle buf);
   Status write_memory(uint64_t addr, const uint8_t* data, size_t len);   // by virtual address
   Status read_memory(uint64_t addr, uint8_t* out, size_t len) const;

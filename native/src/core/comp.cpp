@@ -157,7 +157,7 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       q.rnr_wait = true;
       q.timer_gen++; q.timer_armed = false;
       Action a; a.t = now + static_cast<uint64_t>(rnr_timer_ms(syn & 0x1F) * 1e6); a.kind = Action::RnrTimer; a.qp = q.h; a.gen = q.timer_gen;
-      if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR NAK: wait " + std::to_string(rnr_timer_ms(syn & 0x1F)) + " ms"); e.a = 1; e.b = syn & 0x1F; e.c = static_cast<uint64_t>(rnr_timer_ms(syn & 0x1F) * 1e6); }
+      if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR NAK: wait " + std::to_string(rnr_timer_ms(syn & 0x1F)) + " ms"); e.a = uint64_t(TimerReason::RnrWait); e.b = syn & 0x1F; e.c = static_cast<uint64_t>(rnr_timer_ms(syn & 0x1F) * 1e6); }
       push(std::move(a));
       return;
     }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/handle_map.h"
+#include "vl/names.h"
 #include "vl/session.h"
 #include "vl/wire.h"
 
@@ -51,8 +52,7 @@ inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & 0xFFFFFF; }
 
 struct Buffer { Handle h = 0; uint64_t va = 0, len = 0, span = 0; uint8_t* mem = nullptr; };
 
-enum class KeyState { Invalid, Free, Valid };
-inline const char* key_state_name(KeyState s) { return s == KeyState::Valid ? "valid" : s == KeyState::Free ? "free" : "invalid"; }
+inline const char* key_state_name(KeyState s) { const char* n = name_of(kKeyStateNames, uint32_t(s)); return n ? n : "unknown"; }
 
 struct Seg { uint64_t va; uint64_t len; };     // a piece of session memory (SG element of a fast-reg MR)
 struct Piece { uint8_t* p; uint64_t n; uint64_t va; };   // host pointer, length, session VA
@@ -213,6 +213,8 @@ class SessionImpl {
   Handle next_handle = 1;
   uint64_t next_va = kVaBase;
   std::map<uint64_t, Buffer> buffers_by_va;    // va -> buffer
+  uint64_t buffer_bytes = 0;                   // sum of the buffers' spans
+  uint64_t memory_limit = Session::kDefaultMemoryLimit;
   std::unordered_map<Handle, uint64_t> buffer_va;
   std::map<Handle, Device> devs;
   HandleMap<Pd> pds;

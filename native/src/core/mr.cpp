@@ -86,7 +86,7 @@ Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint3
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr",
                      "MR lkey " + key_text(m.lkey) + " rkey " + key_text(m.rkey) + " [" + hex(addr) + ", +" + std::to_string(length) + ")");
-    e.a = m.lkey; e.b = m.rkey; e.c = addr; e.d = length;
+    e.a = m.lkey; e.b = m.rkey; e.c = addr; e.d = length; e.state(KeyState::Valid);
   }
   S.mrs.emplace(m.h, std::move(m));
   return rok(info);
@@ -138,7 +138,7 @@ Result<MrInfo> Session::rereg_mr(Handle mrh, uint32_t flags, Handle pdh, uint64_
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectModified, m->dev, m->h, "mr",
                      std::string("MR re-registered, key ") + (new_key ? "now " : "kept ") + key_text(m->lkey));
-    e.a = m->lkey; e.b = m->rkey; e.c = flags;
+    e.a = m->lkey; e.b = m->rkey; e.c = flags; e.why(Change::Rereg).state(KeyState::Valid);
   }
   return rok(S.mr_info(*m));
 }
@@ -156,7 +156,7 @@ Status Session::dereg_mr(Handle mrh) {
   d.mr_by_index.erase(m->index);
   d.n_mr--;
   S.pd(m->pd)->users--;
-  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, m->dev, mrh, "mr", "MR " + key_text(m->lkey)); e.a = m->lkey; }
+  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, m->dev, mrh, "mr", "MR " + key_text(m->lkey)); e.a = m->lkey; e.state(KeyState::Invalid); }
   S.mrs.erase(mrh);
   return ok();
 }
@@ -185,7 +185,7 @@ Result<MrInfo> Session::alloc_mr(Handle pdh, uint32_t max_num_sg, bool indirect)
   MrInfo info = S.mr_info(m);
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr", std::string(m.kind) + " MR " + key_text(m.lkey) + " (free)");
-    e.a = m.lkey; e.b = m.rkey; e.c = max_num_sg;
+    e.a = m.lkey; e.b = m.rkey; e.c = max_num_sg; e.state(KeyState::Free);
   }
   S.mrs.emplace(m.h, std::move(m));
   return rok(info);
@@ -248,7 +248,7 @@ Result<uint32_t> Session::map_mr_sg(Handle mrh, const std::vector<Sge>& sg, uint
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectModified, m->dev, m->h, "mr",
                      "map_mr_sg: " + std::to_string(n) + " of " + std::to_string(sg.size()) + " element(s) mapped");
-    e.a = n; e.b = sg.size(); e.c = m->iova; e.d = m->length;
+    e.a = n; e.b = sg.size(); e.c = m->iova; e.d = m->length; e.why(Change::MapMrSg).state(m->state);
   }
   return rok(n);
 }

@@ -34,7 +34,7 @@ Result<MwInfo> Session::alloc_mw(Handle pdh, uint32_t type) {
   MwInfo info = S.mw_info(w);
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectCreated, w.dev, w.h, "mw", "MW type " + std::to_string(type) + " rkey " + key_text(w.rkey));
-    e.a = w.rkey; e.b = type;
+    e.a = w.rkey; e.b = type; e.state(w.state);
   }
   S.mws.emplace(w.h, std::move(w));
   return rok(info);
@@ -50,7 +50,7 @@ Status Session::dealloc_mw(Handle mwh) {
   d.mw_by_index.erase(w->index);
   d.n_mw--;
   S.pd(w->pd)->users--;
-  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, w->dev, mwh, "mw", "MW rkey " + key_text(w->rkey)); e.a = w->rkey; }
+  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, w->dev, mwh, "mw", "MW rkey " + key_text(w->rkey)); e.a = w->rkey; e.state(KeyState::Invalid); }
   S.mws.erase(mwh);
   return ok();
 }
@@ -129,7 +129,7 @@ Status SessionImpl::do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mrh, uint
     auto& e = emit(EventKind::ObjectModified, w.dev, w.h, "mw",
                    "MW bound: rkey " + key_text(w.rkey) + " [" + hex(addr) + ", +" + std::to_string(length) + ")" +
                        (w.type == MW_TYPE_2 ? " to QP " + hex(q.qpn) : ""));
-    e.a = w.rkey; e.b = addr; e.c = length; e.d = access;
+    e.a = w.rkey; e.b = addr; e.c = length; e.d = access; e.why(Change::Bind).state(KeyState::Valid);
   }
   return ok();
 }
@@ -144,7 +144,7 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
     if (w->type == MW_TYPE_1) return fail(EINVAL, "invalidate " + key_text(key) + ": type 1 windows cannot be invalidated (o10-37.2.26)");
     if (w->mr) if (Mr* m = mr(w->mr)) m->bound_mws--;
     w->mr = 0; w->qp = 0; w->access = 0; w->addr = 0; w->length = 0; w->state = KeyState::Free;
-    if (capture) { auto& e = emit(EventKind::ObjectModified, w->dev, w->h, "mw", std::string(remote ? "remote" : "local") + " invalidate: MW " + key_text(key) + " free"); e.a = key; }
+    if (capture) { auto& e = emit(EventKind::ObjectModified, w->dev, w->h, "mw", std::string(remote ? "remote" : "local") + " invalidate: MW " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
     return ok();
   }
   Mr* m = mr_by_key(q.dev, key);
@@ -159,7 +159,7 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
   }
   // siw (iWARP profile) has no state check: invalidating a FREE STag succeeds; rxe does the same for MRs
   m->state = KeyState::Free;
-  if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", std::string(remote ? "remote" : "local") + " invalidate: MR " + key_text(key) + " free"); e.a = key; }
+  if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", std::string(remote ? "remote" : "local") + " invalidate: MR " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
   return ok();
 }
 
@@ -182,7 +182,7 @@ Status SessionImpl::do_reg_mr_wr(Qp& q, Handle mrh, uint32_t key, uint32_t acces
   m->state = KeyState::Valid;
   if (capture) {
     auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", "REG_MR: MR " + key_text(key) + " valid [" + hex(m->iova) + ", +" + std::to_string(m->length) + ")");
-    e.a = key; e.b = m->iova; e.c = m->length; e.d = access;
+    e.a = key; e.b = m->iova; e.c = m->length; e.d = access; e.why(Change::RegMrWr).state(KeyState::Valid);
   }
   return ok();
 }

@@ -262,7 +262,7 @@ Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
     if (next == QPS_SQD) { q.sqd_notify = mask & QP_EN_SQD_ASYNC_NOTIFY; S.check_sq_drained(q); }
   } else if (S.capture) {
     auto& e = S.emit(EventKind::ObjectModified, q.dev, q.h, "qp", "modify_qp " + mask_names(mask));
-    e.a = mask;
+    e.a = mask; e.why(Change::ModifyQp);
   }
   return ok();
 }
@@ -287,6 +287,10 @@ Status Session::destroy_qp(Handle qph) {
     if (w.qp == qph && w.type == MW_TYPE_2 && w.state == KeyState::Valid) {   // type 2 windows die with their QP
       if (Mr* m = S.mr(w.mr)) m->bound_mws--;
       w.mr = 0; w.qp = 0; w.length = 0; w.state = KeyState::Free;
+      if (S.capture) {   // the key table must see it: the window is FREE now, its rkey unusable
+        auto& e = S.emit(EventKind::ObjectModified, w.dev, h, "mw", "QP " + hex(q->qpn) + " destroyed: MW " + key_text(w.rkey) + " free");
+        e.a = w.rkey; e.why(Change::QpDestroyed).state(KeyState::Free);
+      }
     }
   Device& d = *S.dev(q->dev);
   d.qp_by_qpn.erase(q->qpn);

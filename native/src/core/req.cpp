@@ -244,7 +244,7 @@ void SessionImpl::req_retry(Qp& q, uint32_t from_psn) {
   q.req_idx = k; q.req_offset = off; q.req_psn = psn; q.pkts_since_ack = 0;
   if (capture) {
     auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "retransmit from PSN " + std::to_string(psn));
-    e.a = 3; e.b = psn; e.c = w.wr.wr_id; e.d = q.retry_left;
+    e.a = uint64_t(TimerReason::Retransmit); e.b = psn; e.c = w.wr.wr_id; e.d = q.retry_left;
   }
   arm_ack_timer(q);
   schedule_req(q);
@@ -268,7 +268,7 @@ void SessionImpl::on_ack_timer(Qp& q, uint64_t gen) {
     if (q.sq[i].state == WqeState::Pending || q.sq[i].state == WqeState::Processing) outstanding = true;
   if (q.req_idx < q.sq.size() && q.req_offset) outstanding = true;
   if (!outstanding) return;
-  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "ACK timeout, retry_cnt left " + std::to_string(q.retry_left)); e.a = 0; e.b = q.retry_left; }
+  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "ACK timeout, retry_cnt left " + std::to_string(q.retry_left)); e.a = uint64_t(TimerReason::AckTimeout); e.b = q.retry_left; }
   if (q.retry_left == 0) {
     size_t k = 0;
     while (k < q.sq.size() && q.sq[k].state == WqeState::Done) k++;
@@ -285,7 +285,7 @@ void SessionImpl::on_rnr_timer(Qp& q, uint64_t gen) {
   if (gen != q.timer_gen || !q.rnr_wait) return;
   q.rnr_wait = false;
   if (q.state != QPS_RTS && q.state != QPS_SQD) return;
-  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR timer expired"); e.a = 2; }
+  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR timer expired"); e.a = uint64_t(TimerReason::RnrExpired); }
   req_retry(q, q.comp_psn);
 }
 

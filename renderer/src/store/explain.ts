@@ -24,11 +24,13 @@ const WORDS: Record<string, string> = {
   IBV_WC_GENERAL_ERR: 'a general error',
 };
 
-/** `rule`: the completion's own rule field (the profile rule the device applied), when it has one. */
-export function explainWc(status: number | string, keyCheckReason?: string, quirks?: Partial<ProfileQuirks>, rule?: string): string {
+/** `reason`: the device's own words for this failure (a failed KeyCheck, or the refusal of a local operation —
+ *  BIND_MW, LOCAL_INV, REG_MR — that the device gave as it started the WQE), quoted after the status's words;
+ *  `rule`: the completion's own rule field (the profile rule the device applied), when it has one. */
+export function explainWc(status: number | string, reason?: string, quirks?: Partial<ProfileQuirks>, rule?: string): string {
   const name = typeof status === 'number' ? WcStatus.name(status) : status;
   const w = WORDS[name] ?? 'no explanation recorded for this status';
-  const base = keyCheckReason && /ACCESS|PROT|INV_REQ|LOC_QP_OP/.test(name) ? `${w}: ${keyCheckReason}` : w;
+  const base = reason && /ACCESS|PROT|INV_REQ|MW_BIND|LOC_QP_OP/.test(name) ? `${w}: ${reason}` : w;
   const rules = quirkRules(name, quirks, rule);
   return rules.length ? `${base}. ${rules.join(' ')}` : base;
 }
