@@ -276,5 +276,5 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
       } finally { ex.close(); core.close(); }
     }
     expect(results).toEqual(files.map((f) => `${f}: replay passed; recording passed`));
-  }, 120_000);   // every library scenario, replayed and re-run (not a speed check)
+  });
 });

@@ -58,5 +58,5 @@ describe.skipIf(!factory)('scenario library (software device)', () => {
       expect(b, f).toBe(a);
       expect(digest(1, true), f).not.toBe(a);
     }
-  }, 60_000);   // runs every library scenario three times (not a speed check: the default 5 s is the whole library's)
+  });
 });
