@@ -1,5 +1,6 @@
 // Devices: software device instances and their profiles, capabilities by rdma-core name, limits, GIDs;
 // real (libibverbs) devices only when the backend reports some.
+import { fmtCount } from '../format.ts';
 import { useMemo, useState } from 'react';
 import { useConsole } from '../store/context.tsx';
 import { commandProblem } from '../store/validate.ts';
@@ -82,7 +83,7 @@ function DeviceDetail({ d }: { d: DeviceView }) {
         <h3>Limits</h3>
         {d.limits.length ? (
           <table className="table compact" data-testid="device-limits"><tbody>
-            {d.limits.map(([k, v]) => <tr key={k}><td className="mono">{k}</td><td className="mono num">{v.toLocaleString()}</td></tr>)}
+            {d.limits.map(([k, v]) => <tr key={k}><td className="mono">{k}</td><td className="mono num">{fmtCount(v)}</td></tr>)}
           </tbody></table>
         ) : <p className="muted">no limits reported</p>}
       </div>

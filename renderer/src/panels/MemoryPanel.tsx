@@ -1,6 +1,7 @@
 // Memory and keys: buffers with a hex view (bytes changed by MemWrite events highlighted) and a heat strip,
 // the MR registration form (access flags by rdma-core name, validated as you type), the key table and the
 // address-space map. Everything drawn comes from replies (memory.read, mr.reg) and events.
+import { fmtBytes, rawBytes } from '../format.ts';
 import { useMemo, useState, type ReactElement } from 'react';
 import { Access } from '../../../app/protocol/index.ts';
 import { useConsole, useModel } from '../store/context.tsx';
@@ -38,7 +39,7 @@ function BufferList() {
         {buffers.map((b) => (
           <tr key={b.handle} data-testid="buffer-row" data-buffer={b.handle} className={`${b.handle === selected ? 'selected' : ''} ${b.destroyed ? 'destroyed' : ''}`}
             tabIndex={0} onClick={() => select(b.handle)} onKeyDown={(e) => { if (e.key === 'Enter') select(b.handle); }}>
-            <td>buf {b.handle}</td><td className="mono">{hexAddr(b.addr)}</td><td className="mono">{b.length}</td>
+            <td>buf {b.handle}</td><td className="mono">{hexAddr(b.addr)}</td><td className="mono" title={rawBytes(b.length)}>{fmtBytes(b.length)}</td>
             <td>{!b.destroyed && <button type="button" className="danger" onClick={(e) => { e.stopPropagation(); void free(b.handle); }}>Free</button>}
               <ErrorMessage form={`buffer.free:${b.handle}`} /></td>
           </tr>

@@ -41,8 +41,8 @@ export function handleOf(result: unknown, ...names: string[]): number | undefine
   return num(result, ...names, 'handle', 'id');
 }
 
-export const hex = (v: number, width = 0) => `0x${(v >>> 0).toString(16).padStart(width, '0')}`;
-export const hexAddr = (v: number) => `0x${v.toString(16)}`;
+// (hex writing is the formatting module's: renderer/src/format.ts)
+export { fmtHex as hex, fmtAddr as hexAddr } from '../format.ts';
 
 /** BTH opcode names, Wireshark style (IBA Table 35), used when a packet record carries no name. */
 const OPS: Record<number, string> = {
