@@ -11,6 +11,7 @@ import { ScenarioRun, runScenario } from './run.ts';
 import { libraryFile } from './library.ts';
 import type { Scenario, Step } from '../protocol/scenario.ts';
 import type { Executor } from '../host/api.ts';
+import { nativeFactory } from '../host/testing.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const load = (f: string): Scenario => {
@@ -19,15 +20,7 @@ const load = (f: string): Scenario => {
   return r.scenario;
 };
 
-let factory: ((seed: number) => Executor) | undefined;
-try {
-  const mod = await import('../host/executor.ts');
-  factory = (seed: number) => mod.createExecutor({ seed });
-  factory(1).close();
-} catch (e) {
-  console.warn(`SKIPPED runner tests: native addon not available (${(e as Error).message.split('\n')[0]}); build it with: node scripts/build.mjs addon`);
-  factory = undefined;
-}
+const factory = await nativeFactory('runner tests');
 const withEx = <T>(fn: (ex: Executor) => T): T => { const ex = factory!(1); try { return fn(ex); } finally { ex.close(); } };
 const find = (sc: Scenario, pred: (s: Step) => boolean) => sc.steps.findIndex(pred);
 
