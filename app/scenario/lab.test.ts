@@ -6,7 +6,6 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { flattenLab, listLabs } from './lab.ts';
 import { labJunit, runLabs } from './lab-cli.ts';
-import type { Executor } from '../host/api.ts';
 import { nativeFactory } from '../host/testing.ts';
 
 const make = await nativeFactory('lab runs');
