@@ -39,8 +39,9 @@ export type ResultOf<N extends CommandName> = z.output<Table[N]['result']>;
 export function resultSchema<N extends CommandName>(n: N): Table[N]['result'] { return DESCRIPTORS[n].result; }
 
 // ---- facts, read by every stage (journal, recorder, scenario loader/runner, C export, executor)
-/** Device commands in the scenario format (scenario.* and lab.* are console commands of host extensions). */
-export const STEP_COMMANDS = NAMES.filter((n) => desc(n)!.step !== false);
+/** Commands of the scenario format (scenario.* and lab.* are console commands of host extensions). */
+export type StepCommandName = { [N in CommandName]: Table[N] extends { step: false } ? never : N }[CommandName];
+export const STEP_COMMANDS = NAMES.filter((n) => desc(n)!.step !== false) as StepCommandName[];
 /** Commands the scenario format accepts (device commands), in table order. */
 export const COMMAND_NAMES = STEP_COMMANDS;
 /** Only reads state: not journaled (replaying it changes nothing). */

@@ -14,6 +14,9 @@
 import { z } from 'zod';
 import { makeCommands, HandleSchema, STEP_COMMANDS, U64, createsOf, networkPhrase } from './commands.ts';
 import { KIND_FACTS, OBJECT_KINDS, handleKindOf, type HandleKind } from './descriptor.ts';
+import { REF_RE } from './ref.ts';
+
+export { REF_RE, parseRef, type Ref } from './ref.ts';
 import { EventType, QpState, WcOpcode, WcStatus } from './enums.ts';
 
 export const SCENARIO_VERSION = 1;
@@ -22,7 +25,6 @@ export const SCENARIO_MAX_STEPS = 10_000;
 
 export const NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,31}$/;
 export const DEVICE_NAME_RE = /^[a-z][a-z0-9_]{0,31}$/;
-export const REF_RE = /^\$([A-Za-z][A-Za-z0-9_]{0,31})\.([A-Za-z][A-Za-z0-9]{0,31})(?:([+\-^])(0x[0-9a-fA-F]{1,14}|[0-9]{1,16}))?$/;
 
 export const ObjectName = z.string().regex(NAME_RE, 'an object name: a letter, then letters, digits or _ (at most 32)');
 export const DeviceName = z.string().regex(DEVICE_NAME_RE, 'a device name: lower-case letter, then [a-z0-9_] (at most 32)');
@@ -31,14 +33,6 @@ export const RefString = z.string().regex(REF_RE, 'a reference "$name.field" opt
 /** A handle position in a scenario: an object name (preferred) or a raw numeric handle. */
 export const NameOrHandle = z.union([ObjectName, HandleSchema]);
 
-export interface Ref { name: string; field: string; op?: '+' | '-' | '^'; operand?: bigint }
-export function parseRef(s: string): Ref | null {
-  const m = REF_RE.exec(s);
-  if (!m) return null;
-  const r: Ref = { name: m[1]!, field: m[2]! };
-  if (m[3]) { r.op = m[3] as Ref['op']; r.operand = BigInt(m[4]!); }
-  return r;
-}
 export function isRefString(v: unknown): v is string { return typeof v === 'string' && v.startsWith('$'); }
 
 export type ObjectKind = HandleKind | 'result';
@@ -227,7 +221,7 @@ export const ScenarioHeader = z.object({
 export const Scenario = ScenarioHeader.extend({ steps: z.array(Step).max(SCENARIO_MAX_STEPS) }).strict();
 export type Scenario = Omit<z.infer<typeof ScenarioHeader>, never> & { steps: Step[] };
 
-/** JSON Schema (draft 2020-12) of the scenario file, as published in e2e/scenarios/scenario.schema.json. */
+/** JSON Schema (draft 2020-12) of the scenario file, as published in scenarios/scenario.schema.json. */
 export function scenarioJsonSchema(): Record<string, unknown> {
   const js = z.toJSONSchema(Scenario, { io: 'input', unrepresentable: 'any', reused: 'ref' }) as Record<string, unknown>;
   return {

@@ -1,5 +1,5 @@
 // WireTshark: frames written by our encoder/framer/pcap writer, decoded by Wireshark's dissector and checked by
-// the shared roce_icrc.lua postdissector (WIRE.md 2.2). Needs tshark on PATH: the test fails if it is missing.
+// the shared roce_icrc.lua postdissector (docs/wire.md 2.2). Needs tshark on PATH: the test fails if it is missing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -71,10 +71,10 @@ Framing v4(uint16_t sport, uint16_t id) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cs;
-  // 1: the WIRE.md 2.1 example frame
+  // 1: the docs/wire.md 2.1 example frame
   {
     Case c;
-    c.what = "WIRE.md 2.1 example";
+    c.what = "docs/wire.md 2.1 example";
     c.f = v4(49443, 0);
     const char* t = "hello, rdma!\n";
     c.payload.assign(t, t + 13);
@@ -213,7 +213,7 @@ TEST(WireTshark, EveryFrameKindDecodesWithGoodIcrc) {
       EXPECT_EQ(r[9], std::to_string(c.p.aeth_syndrome));
     }
   }
-  // WIRE.md 2.1: "Invariant CRC: 0x339c5493", computed 0x93549c33
+  // docs/wire.md 2.1: "Invariant CRC: 0x339c5493", computed 0x93549c33
   EXPECT_EQ(rows[0][7], "0x339c5493");
   EXPECT_EQ(rows[0][8], "0x93549c33");
   EXPECT_EQ(rows.back()[7], "0x329c5493");                // corrupted: tshark shows the flipped wire value

@@ -37,7 +37,7 @@ constexpr uint64_t kVaBase = 0x7f0000000000ull;
 constexpr uint64_t kPage = 4096;
 constexpr uint32_t kMwIndexBase = 1u << 20;   // MR indices 1..2^20, MW indices above (rxe: disjoint ranges)
 
-// PSN arithmetic (24 bit, WIRE.md 1.6)
+// PSN arithmetic (24 bit, docs/wire.md 1.6)
 inline int32_t psn_cmp(uint32_t a, uint32_t b) { return static_cast<int32_t>((a - b) << 8); }
 inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & 0xFFFFFF; }
 

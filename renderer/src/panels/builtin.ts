@@ -7,6 +7,7 @@ import { WirePanel } from './WirePanel.tsx';
 import { EventsPanel } from './EventsPanel.tsx';
 import { RunPanel } from './RunPanel.tsx';
 import { ScenarioPanel } from './ScenarioPanel.tsx';
+import { LabsPanel } from './LabsPanel.tsx';
 
 registerPanel({ id: 'devices', title: 'Devices', order: 10, component: DevicesPanel,
   summary: 'the software RDMA devices: capabilities by rdma-core name, limits, GID table; create devices and PDs, put one on the network' });
@@ -22,3 +23,5 @@ registerPanel({ id: 'run', title: 'Run & faults', order: 60, component: RunPanel
   summary: 'step or run the engine (virtual time), inject loss / duplication / reorder / delay, live rates' });
 registerPanel({ id: 'scenario', title: 'Scenario', order: 70, component: ScenarioPanel,
   summary: 'the recording of this session: save it, add expectations, load one and replay it step by step' });
+registerPanel({ id: 'labs', title: 'Labs', order: 80, component: LabsPanel,
+  summary: 'guided labs: each step runs its verbs on the device, turns green when its expectations hold, and says why (spec section or kernel function)' });

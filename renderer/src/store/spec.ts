@@ -59,7 +59,7 @@ export function bthOpcodeName(op: number): string {
   return base ? `${prefix} ${base}` : `${prefix} reserved 0x${op.toString(16)}`;
 }
 
-/** AETH syndrome in words (IBA 9.7.5.1.1; WIRE.md 1.5) */
+/** AETH syndrome in words (IBA 9.7.5.1.1; docs/wire.md 1.5) */
 export function syndromeText(s: number): string {
   const type = (s >> 5) & 3; const v = s & 0x1f;
   if (type === 0) return v === 0x1f ? 'ACK credits=invalid' : `ACK credits=${v}`;

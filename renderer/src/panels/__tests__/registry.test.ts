@@ -26,9 +26,9 @@ describe('panel registry', () => {
     expect(hasPanel('Bad Id')).toBe(false);
   });
 
-  it('registers the console\'s seven panels in tab order', async () => {
+  it('registers the console\'s eight panels in tab order (Labs last)', async () => {
     await import('../builtin.ts');
-    expect(panels().map((p) => p.id)).toEqual(['devices', 'memory', 'queues', 'wire', 'events', 'run', 'scenario']);
+    expect(panels().map((p) => p.id)).toEqual(['devices', 'memory', 'queues', 'wire', 'events', 'run', 'scenario', 'labs']);
     expect(panels().every((p) => p.summary)).toBe(true);
   });
 });

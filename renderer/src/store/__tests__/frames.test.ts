@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeFrames, type DeviceEvent, type EventFrame } from '../../../../app/protocol/index.ts';
 import { parseScenarioText } from '../../../../app/scenario/load.ts';
 import { ScenarioRun } from '../../../../app/scenario/run.ts';
+import { libraryFile } from '../../../../app/scenario/library.ts';
 import type { Executor } from '../../../../app/host/api.ts';
 import { createConsoleStore } from '../store.ts';
 import { emptyReply } from './replies.ts';
@@ -19,7 +20,7 @@ try { mod = await import('../../../../app/host/executor.ts'); new mod.NativeExec
 
 /** the scenario's events as the host sends them on autorun: frames (and JSON chunks for events already drained) */
 function batchesOf(file: string): (EventFrame[] | DeviceEvent[])[] {
-  const loaded = parseScenarioText(fs.readFileSync(path.join(root, 'e2e/scenarios', file), 'utf8'), file);
+  const loaded = parseScenarioText(fs.readFileSync(libraryFile(file), 'utf8'), file);
   if (!loaded.ok) throw new Error(loaded.error.message);
   const ex = new mod!.NativeExecutor({ seed: 1 });
   const out: (EventFrame[] | DeviceEvent[])[] = [];
