@@ -1,6 +1,7 @@
 // Memory and keys: buffers with a hex view (bytes changed by MemWrite events highlighted) and a heat strip,
 // the MR registration form (access flags by rdma-core name, validated as you type), the key table and the
 // address-space map. Everything drawn comes from replies (memory.read, mr.reg) and events.
+import { ReregForm } from './ReregForm.tsx';
 import { fmtBytes, rawBytes } from '../format.ts';
 import { useMemo, useState, type ReactElement } from 'react';
 import { Access } from '../../../app/protocol/index.ts';
@@ -417,7 +418,7 @@ export function MemoryPanel() {
       <UnknownObjects />
       <div className="row">
         <Section title="Buffers" testid="buffers-section"><BufferList /><AllocBufferForm /></Section>
-        <Section title="Register memory region" testid="mr-section"><RegMrForm /></Section>
+        <Section title="Register memory region" testid="mr-section"><RegMrForm /><ReregForm /></Section>
       </div>
       {b && (
         <Section title={`Buffer ${b.handle} — ${hexAddr(b.addr)}, ${b.length} bytes`} testid="buffer-detail">
