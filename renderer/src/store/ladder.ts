@@ -67,7 +67,8 @@ export class PacketFates {
       case 'Fault': {
         if (e.objKind !== 'packet' || this.lastSent < 0) return false;
         const p = this.wire.all.at(this.lastSent - this.wire.base) as PacketRow | undefined;
-        if (!p || p.device !== e.device) return false;
+        // the packet it names (a sampled stream may have dropped the send it followed)
+        if (!p || p.device !== e.device || p.dstQpn !== e.b || p.psn !== e.c) return false;
         if (e.a === 0) {
           // never arrives: a later receive of the same numbers is its retransmission's
           this.of(this.lastSent).lost = true;
