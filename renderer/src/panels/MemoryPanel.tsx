@@ -2,7 +2,7 @@
 // the MR registration form (access flags by rdma-core name, validated as you type), the key table and the
 // address-space map. Everything drawn comes from replies (memory.read, mr.reg) and events.
 import { ReregForm } from './ReregForm.tsx';
-import { fmtBytes, rawBytes } from '../format.ts';
+import { fmtBytes, fmtKey, rawBytes } from '../format.ts';
 import { useMemo, useState, type ReactElement } from 'react';
 import { Access } from '../../../app/protocol/index.ts';
 import { useConsole, useModel } from '../store/context.tsx';
@@ -327,7 +327,7 @@ function KeyTableView() {
           return (
             <tr key={`${k.type}${k.handle}`} data-testid="key-row" data-rkey={k.rkey} data-lkey={k.lkey} data-type={k.type} data-handle={k.handle} data-kind={k.kind} data-state={k.state} className={k.destroyed ? 'destroyed' : ''}>
               <td>{devName(k.device)}</td><td className="mono">{hex(keyIndex(key))}</td><td className="mono">{hex(keyByte(key), 2)}</td>
-              <td className="mono">{hex(k.lkey, 8)}</td><td className="mono" data-testid="key-rkey">{hex(k.rkey, 8)}</td>
+              <td className="mono" title={fmtKey(k.lkey)}>{hex(k.lkey, 8)}</td><td className="mono" data-testid="key-rkey" title={fmtKey(k.rkey)}>{hex(k.rkey, 8)}</td>
               <td className={`state-${k.state}`}>{k.state}</td><td>{k.type} {k.handle} <span className="muted">{k.kind}</span></td>
               <td>{k.pd || '—'}</td>
               <td className="mono">{k.length ? `${hexAddr(k.addr)} +${k.length}` : '—'}</td>
