@@ -4,3 +4,4 @@ export * from './messages.ts';
 export * from './net.ts';
 export * from './eventframe.ts';
 export * from './bth.ts';
+export * from './descriptor.ts';

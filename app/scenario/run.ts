@@ -229,6 +229,15 @@ export class ScenarioRun {
     return r.value;
   }
 
+  /** Run the setup (session.reset, the devices) without running a step; false when it failed (see failure). */
+  begin(): boolean { return this.driveSync(this.beginG()); }
+  private *beginG(): Gen<boolean> {
+    if (this.pos >= 0) return !this.failed;
+    const why = yield* this.start();
+    if (why) { this.failed = { step: 0, why: `setup: ${why}` }; this.pos = this.scenario.steps.length; }
+    return !why;
+  }
+
   /** Run the next step; null when finished (or stopped at a failure). */
   step(): StepReport | null { return this.driveSync(this.stepG()); }
   /** step() for an asynchronous executor. */
@@ -326,6 +335,16 @@ export class ScenarioRun {
       return rep;
     }
     rep.command = command;
+    if (st.capture) {
+      try {
+        const fields: Record<string, bigint> = {};
+        for (const [f, ref] of Object.entries(st.capture.fields)) fields[f] = this.refValue(ref);
+        this.syms.set(st.capture.as, { kind: 'result', fields });
+      } catch (e) {
+        fail('capture', (e as Error).message);
+        return rep;
+      }
+    }
     const net = networkStepReason(command.cmd, command.args);
     if (net) { fail('', net); return rep; }
     const r = yield* this.exec(command);
@@ -407,10 +426,15 @@ export class ScenarioRun {
         cmpNum('wrId', e.wrId);
         cmpNum('immData', e.immData);
         cmpNum('invalidatedRkey', e.invalidatedRkey);
-        if (e.wcFlags) {
-          const want = e.wcFlags.reduce((a, n) => a | WcFlag.values[n]!, 0);
-          const gotF = toBig(field(w, 'wcFlags'));
-          if (gotF === undefined || Number(gotF) !== want) fail(`${p}.wcFlags`, `expected ${e.wcFlags.join('|') || '0'} (${want}), got ${gotF === undefined ? 'nothing' : Number(gotF)}`);
+        if (e.wcFlags || e.wcFlagsSet || e.wcFlagsClear) {
+          const bits = (ns: readonly string[]) => ns.reduce((a, n) => a | (WcFlag.values as Record<string, number>)[n]!, 0);
+          const gotB = toBig(field(w, 'wcFlags'));
+          const g = gotB === undefined ? undefined : Number(gotB);
+          const names = (v: number) => WcFlag.names.filter((n) => v & (WcFlag.values as Record<string, number>)[n]!).join('|') || '0';
+          const show = g === undefined ? 'nothing' : `${names(g)} (${g})`;
+          if (e.wcFlags && g !== bits(e.wcFlags)) fail(`${p}.wcFlags`, `expected ${e.wcFlags.join('|') || '0'} (${bits(e.wcFlags)}), got ${show}`);
+          if (e.wcFlagsSet && (g === undefined || (g & bits(e.wcFlagsSet)) !== bits(e.wcFlagsSet))) fail(`${p}.wcFlagsSet`, `expected ${e.wcFlagsSet.join('|')} set, got ${show}`);
+          if (e.wcFlagsClear && (g === undefined || (g & bits(e.wcFlagsClear)) !== 0)) fail(`${p}.wcFlagsClear`, `expected ${e.wcFlagsClear.join('|')} clear, got ${show}`);
         }
         if (e.qp) {
           const s = this.syms.get(e.qp);
@@ -430,6 +454,18 @@ export class ScenarioRun {
       const seen = this.stepEvents.filter((e) => kindKey(e.kind) === 'asyncevent');
       const hit = seen.find((e) => e.a === code && (h === undefined || e.obj === h));
       if (!hit) fail(`expect.asyncEvent.${k}`, `expected ${a.type}${a.obj ? ` on ${a.obj}` : ''}; async events during the step: ${seen.map((e) => `${EventType.name(e.a)} on ${e.objKind} ${e.obj}`).join(', ') || 'none'}`);
+    }
+    for (const [k, a] of (ex.noAsyncEvent ?? []).entries()) {
+      const code = EventType.values[a.type];
+      const h = a.obj ? this.syms.get(a.obj)?.handle : undefined;
+      if (a.obj && h === undefined) { fail(`expect.noAsyncEvent.${k}`, `"${a.obj}" has no handle`); continue; }
+      const hit = this.stepEvents.find((e) => kindKey(e.kind) === 'asyncevent' && e.a === code && (h === undefined || e.obj === h));
+      if (hit) fail(`expect.noAsyncEvent.${k}`, `${a.type} was raised on ${hit.objKind} ${hit.obj} during the step`);
+    }
+    if (ex.badWr !== undefined) {
+      const got = r.ok ? undefined : r.error.badWr;
+      if (r.ok) fail('expect.badWr', `expected work request ${ex.badWr} to be refused, but the post succeeded`);
+      else if (got !== ex.badWr) fail('expect.badWr', `expected bad_wr ${ex.badWr}, got ${got === undefined ? 'none (the post was refused before any work request)' : got}`);
     }
     for (const [k, p] of (ex.packet ?? []).entries()) {
       const dev = p.from ? this.syms.get(p.from)?.handle : undefined;

@@ -262,6 +262,18 @@ Napi::Object ProfileObj(Napi::Env env, const vl::Profile& p) {
   o.Set("readWithInv", Napi::Boolean::New(env, p.read_with_inv));
   o.Set("lkeyEqRkey", Napi::Boolean::New(env, p.lkey_eq_rkey));
   o.Set("keyBytePolicy", p.key_byte_policy);
+  // where the profile behaves as Linux rxe rather than the IBA / ConnectX (session.h; app/protocol/quirks.ts)
+  auto q = Napi::Object::New(env);
+#define B(js, f) q.Set(js, Napi::Boolean::New(env, p.f))
+  B("localInvWaitsAll", local_inv_waits_all); B("recvCqOverflowNoAck", recv_cq_overflow_no_ack);
+  B("sendCqOverflowKeepsRts", send_cq_overflow_keeps_rts); B("errorWcNotSolicited", error_wc_not_solicited);
+  B("reregPdAccessOnly", rereg_pd_access_only); B("roundQueueDepths", round_queue_depths); B("wcFlagsRxe", wc_flags_rxe);
+  B("recvTooSmallIsMalformed", recv_too_small_is_malformed); B("invalidateChecksPd", invalidate_checks_pd);
+  B("regMrWrChecksAccess", reg_mr_wr_checks_access);
+#undef B
+  q.Set("deregBoundMrErrno", Napi::Number::New(env, p.dereg_bound_mr_errno));
+  q.Set("localKeyErrorStatus", Napi::Number::New(env, p.local_key_error_status));
+  o.Set("quirks", q);
   return o;
 }
 
@@ -477,6 +489,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::MrInfo>("mr_info"),
       InstanceMethod<&SessionWrap::MwInfo>("mw_info"),
       InstanceMethod<&SessionWrap::CreateCq>("create_cq"),
+      InstanceMethod<&SessionWrap::CqInfo>("cq_info"),
       InstanceMethod<&SessionWrap::DestroyCq>("destroy_cq"),
       InstanceMethod<&SessionWrap::ReqNotifyCq>("req_notify_cq"),
       InstanceMethod<&SessionWrap::ReqNotifyCqReportMissed>("req_notify_cq_report_missed"),
@@ -741,6 +754,20 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto* s = S(env); if (!s) return env.Undefined();
     return ResultObj(env, s->create_cq(dev, cqe, ch), [&](vl::Handle h) { return Napi::Number::New(env, h); });
   }
+  Napi::Value CqInfo(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "cq");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto r = s->cq_info(h);
+    if (!r) return env.Null();
+    auto o = Napi::Object::New(env);
+    o.Set("cq", Napi::Number::New(env, r->handle));
+    o.Set("device", Napi::Number::New(env, r->device));
+    o.Set("cqe", Napi::Number::New(env, r->cqe));
+    o.Set("channel", Napi::Boolean::New(env, r->channel));
+    return o;
+  }
   Napi::Value DestroyCq(const Napi::CallbackInfo& info) {
     auto env = info.Env(); Conv c(env);
     auto h = c.u32(info[0], "cq");
@@ -772,7 +799,11 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto* s = S(env); if (!s) return env.Undefined();
     auto wcs = s->poll_cq(h, max);
     auto a = Napi::Array::New(env, wcs.size());
-    for (size_t i = 0; i < wcs.size(); ++i) a.Set(static_cast<uint32_t>(i), WcObj(env, wcs[i]));
+    for (size_t i = 0; i < wcs.size(); ++i) {
+      auto o = WcObj(env, wcs[i]);
+      if (wcs[i].rule) o.Set("rule", wcs[i].rule);   // the profile rule that decided it (app/protocol/quirks.ts)
+      a.Set(static_cast<uint32_t>(i), o);
+    }
     return a;
   }
   Napi::Value GetCqEvent(const Napi::CallbackInfo& info) {
