@@ -190,6 +190,12 @@ class Session {
   Status dealloc_pd(Handle pd);
   Result<BufferInfo> alloc_buffer(uint64_t length);
   Status free_buffer(Handle buf);
+  // The process's own memory, identity-mapped (native/libibverbs: a program's buffers): from now on MR, SGE and RETH
+  // addresses are the process's virtual addresses and the device reads and writes them directly, as a NIC DMAs to
+  // pinned pages. The caller checks a range is mapped before registering it (the kernel's ib_umem_get does);
+  // memory unmapped under a live MR faults the process (SIGSEGV), as a use-after-free would.
+  // EBUSY once the session holds buffers of its own (alloc_buffer); the two address spaces do not mix.
+  Status use_process_memory();
   Status write_memory(uint64_t addr, const uint8_t* data, size_t len);   // by virtual address
   Status read_memory(uint64_t addr, uint8_t* out, size_t len) const;
   Result<MrInfo> reg_mr(Handle pd, uint64_t addr, uint64_t length, uint32_t access, std::optional<uint64_t> iova = {});

@@ -202,6 +202,7 @@ class SessionImpl {
   std::mt19937_64 fault_rng;                   // wire faults
   Handle next_handle = 1;
   uint64_t next_va = kVaBase;
+  bool process_memory = false;                 // use_process_memory(): VA == host address (process_memory.cpp)
   std::map<uint64_t, Buffer> buffers_by_va;    // va -> buffer
   std::unordered_map<Handle, uint64_t> buffer_va;
   std::map<Handle, Device> devs;

@@ -97,6 +97,8 @@ class UdpTransport : public WirePort {
   uint16_t port() const { return port_; }
   void set_peer_port(uint16_t p) { peer_port_ = p ? p : port_; }
   const UdpStats& stats() const { return stats_; }
+  // The bound sockets, for a caller that sleeps in poll()/epoll itself between two poll(0) calls (native/libibverbs).
+  std::vector<int> fds() const { std::vector<int> v; for (auto& k : socks_) v.push_back(k.fd); return v; }
   // Keep every datagram sent and received (with its real IP/UDP framing) for write_pcap().
   void set_capture(bool on) { capture_ = on; }
   Status write_pcap(const std::string& path) const;
