@@ -2,7 +2,8 @@
 // npm test: installs what is missing, then runs every suite and ends with one line "N passed, N failed".
 //   (a) C++ unit tests (gtest, release)   (b) the same under ASan+UBSan   (c) tsc (main + Electron configs)
 //   (d) vitest (app/**, renderer/** *.test.ts)   (e) scenarios (e2e/scenarios/*.json)   (f) Playwright e2e
-// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e)
+//   (g) libibverbs: unmodified ibverbs-utils / perftest programs under `verbslab exec` (scripts/libibverbs-test.mjs)
+// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, libibverbs)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +15,7 @@ const results = path.join(root, 'build', 'test-results');
 fs.mkdirSync(results, { recursive: true });
 const argv = process.argv.slice(2);
 const onlyArg = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] ?? '' : '';
-const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e' };
+const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'libibverbs' };
 const only = new Set(onlyArg.split(',').filter(Boolean).map((s) => SUITES[s] ?? s));
 const want = (name) => only.size === 0 || only.has(name);
 const t0 = Date.now();
@@ -51,6 +52,11 @@ if (needE2e && !findChromium()) missing.push('chromium');
 if (needCpp && !(fs.existsSync('/usr/include/gtest/gtest.h') && ['/usr/lib/x86_64-linux-gnu/libgtest.a', '/usr/lib/aarch64-linux-gnu/libgtest.a', '/usr/lib/libgtest.a', '/usr/local/lib/libgtest.a'].some((p) => fs.existsSync(p)))) missing.push('libgtest-dev');
 if (needCpp && !fs.existsSync('/usr/include/infiniband/verbs.h')) missing.push('libibverbs-dev');
 if (needCpp && !have('tshark')) missing.push('tshark');
+if (want('libibverbs')) {
+  if (!fs.existsSync('/usr/include/infiniband/verbs.h') && !missing.includes('libibverbs-dev')) missing.push('libibverbs-dev');
+  if (!have('ibv_rc_pingpong')) missing.push('ibverbs-utils');
+  if (!have('ib_write_bw')) missing.push('perftest');
+}
 if (missing.length) {
   if (isRoot && have('apt-get')) {
     step(`installing Debian packages: ${missing.join(' ')} (apt-get update; apt-get install -y)`);
@@ -173,6 +179,20 @@ if (want('e2e')) {
       record('Playwright e2e', st.expected ?? 0, failed + (errs.length && !failed ? 1 : 0), [st.skipped ? `${st.skipped} skipped` : '', st.flaky ? `${st.flaky} flaky counted as failed` : '', errs.length ? `${errs.length} global error(s)` : ''].filter(Boolean).join(', '));
     } else record('Playwright e2e', 0, 1, `no report (exit ${r.code})`);
   }
+}
+
+if (want('libibverbs')) {
+  step('libibverbs: unmodified programs under verbslab exec (loopback RoCEv2/UDP)');
+  const r = await sh(process.execPath, ['scripts/libibverbs-test.mjs', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let s = null;
+  try { s = JSON.parse(r.out.trim().split('\n').pop()); } catch { /* not JSON */ }
+  if (s && typeof s.passed === 'number') {
+    for (const c of s.cases) {
+      console.log(`   ${c.ok ? 'PASS' : 'FAIL'} ${c.name.padEnd(20)} ${c.detail}`);
+      if (!c.ok && c.output) console.log(c.output.split('\n').map((l) => `     | ${l}`).join('\n'));
+    }
+    record('libibverbs (verbslab exec)', s.passed, s.failed);
+  } else record('libibverbs (verbslab exec)', 0, 1, `no JSON summary (exit ${r.code})`);
 }
 
 // ------------------------------------------------------------------ 3. summary
