@@ -120,6 +120,13 @@ const CASES = {
   },
 };
 
+// Every e2e/scenarios/*.json exported to C, compiled and run on the library (app/cli/exec-scenarios.ts): one case each.
+async function exportedScenarios() {
+  const { tsImport } = await import('tsx/esm/api');
+  const mod = await tsImport(new URL('../app/cli/exec-scenarios.ts', import.meta.url).href, import.meta.url);
+  return mod.runExportedScenarios().map((r) => ({ name: `export-c ${r.name}`, ok: r.ok, detail: r.detail, ms: 0, ...(r.ok ? {} : { output: r.output ?? '' }) }));
+}
+
 export async function runAll(only = []) {
   const out = [];
   for (const [name, fn] of Object.entries(CASES)) {
@@ -128,6 +135,9 @@ export async function runAll(only = []) {
     let res;
     try { res = await fn(); } catch (e) { res = { ok: false, detail: String(e?.message ?? e), out: '' }; }
     out.push({ name, ok: res.ok, detail: res.detail, ms: Date.now() - t0, ...(res.ok ? {} : { output: res.out.slice(-3000) }) });
+  }
+  if (!only.length || only.includes('export-c')) {
+    try { out.push(...await exportedScenarios()); } catch (e) { out.push({ name: 'export-c', ok: false, detail: String(e?.message ?? e), ms: 0, output: '' }); }
   }
   return out;
 }

@@ -23,6 +23,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "core/impl.h"
 #include "net/udp.h"
@@ -65,6 +66,10 @@ struct Global {
   std::atomic<bool> stop{false}, sleeping{false};
   int wake_fd = -1;                            // eventfd: wakes the progress thread
   std::unordered_map<vl::Handle, Cq*> cqs;     // completion events -> the CQ's channel
+  std::unordered_map<vl::Handle, Qp*> qps;     // asynchronous events -> the object's context
+  std::unordered_map<vl::Handle, Srq*> srqs;
+  struct Async { vl::Handle obj; uint32_t type; };
+  std::vector<Async> async_pending;            // raised by the device (session lock held), sent by progress_locked
 };
 Global& g();                                   // created on first use, never destroyed (programs exit with
                                                // resources alive; the progress thread may still run)

@@ -225,8 +225,8 @@ VL_EXPORT void ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
 }
 
 // ---------------------------------------------------------------- async events
-// The context's async_fd is a real pipe (poll works); the device's asynchronous events are not forwarded to it yet
-// (docs/libibverbs.md), so ibv_get_async_event blocks (or EAGAIN on a non-blocking fd) as on a device with none.
+// The context's async_fd is a pipe carrying struct ibv_async_event (progress.cpp, send_async): poll works,
+// ibv_get_async_event blocks unless the program made the fd non-blocking (then -1, EAGAIN).
 VL_EXPORT int ibv_get_async_event(ibv_context* ctx, ibv_async_event* ev) {
   ssize_t n = read(ctx->async_fd, ev, sizeof *ev);
   return n == static_cast<ssize_t>(sizeof *ev) ? 0 : -1;
@@ -245,6 +245,8 @@ VL_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* a) {
   pthread_mutex_init(&s->srq.mutex, nullptr);
   pthread_cond_init(&s->srq.cond, nullptr);
   s->h = r.value;
+  std::lock_guard<std::mutex> lk(g().mu);
+  g().srqs[s->h] = s;
   return &s->srq;
 }
 
@@ -266,8 +268,13 @@ VL_EXPORT int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* a) {
 }
 
 VL_EXPORT int ibv_destroy_srq(ibv_srq* srq) {
+  auto lk = lock();
   auto st = g().s->destroy_srq(srq_h(srq));
   if (!st.ok()) return err_of(st);
+  {
+    std::lock_guard<std::mutex> l2(g().mu);
+    g().srqs.erase(srq_h(srq));
+  }
   pthread_mutex_destroy(&srq->mutex);
   pthread_cond_destroy(&srq->cond);
   delete reinterpret_cast<Srq*>(srq);
@@ -312,6 +319,8 @@ VL_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* a) {
   a->cap.max_send_sge = cap.max_send_sge;
   a->cap.max_recv_sge = cap.max_recv_sge;
   a->cap.max_inline_data = cap.max_inline_data;
+  std::lock_guard<std::mutex> lk(g().mu);
+  g().qps[q->h] = q;
   return &qp;
 }
 
@@ -394,8 +403,13 @@ VL_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* a, int mask, ibv_qp_init_att
 }
 
 VL_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
+  auto lk = lock();
   auto st = g().s->destroy_qp(qp_h(qp));
   if (!st.ok()) return err_of(st);
+  {
+    std::lock_guard<std::mutex> l2(g().mu);
+    g().qps.erase(qp_h(qp));
+  }
   pthread_mutex_destroy(&qp->mutex);
   pthread_cond_destroy(&qp->cond);
   delete reinterpret_cast<Qp*>(qp);

@@ -36,6 +36,7 @@ bool init_session() {
   if (!d.ok()) { G.error = "VERBSLAB_PROFILE=" + G.profile + ": " + d.msg; return false; }
   G.dev = d.value;
   G.S = &s->internals();
+  G.S->async_hook = [](vl::Handle, vl::Handle obj, uint32_t type) { g().async_pending.push_back({obj, type}); };
   G.s = std::move(s);
   ibv_device& dev = G.device.dev;
   dev.node_type = IBV_NODE_CA;
@@ -89,10 +90,45 @@ int attach_network() {
   return 0;
 }
 
+// ibv_async_event into the pipe of the context the object belongs to (rdma-core reads a kernel event from async_fd;
+// here the pipe carries the struct itself).
+static void send_async(const Global::Async& a) {
+  Global& G = g();
+  ibv_async_event ev{};
+  ev.event_type = static_cast<ibv_event_type>(a.type);
+  ibv_context* ctx = nullptr;
+  std::lock_guard<std::mutex> lk(G.mu);
+  switch (a.type) {
+    case IBV_EVENT_CQ_ERR:
+      if (auto it = G.cqs.find(a.obj); it != G.cqs.end()) { ev.element.cq = &it->second->cq; ctx = it->second->cq.context; }
+      break;
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+      if (auto it = G.srqs.find(a.obj); it != G.srqs.end()) { ev.element.srq = &it->second->srq; ctx = it->second->srq.context; }
+      break;
+    default:                                   // QP events
+      if (auto it = G.qps.find(a.obj); it != G.qps.end()) { ev.element.qp = &it->second->qp; ctx = it->second->qp.context; }
+      break;
+  }
+  if (!ctx) return;                            // the object is gone (or not one of the program's)
+  ssize_t w = write(ctx_of(ctx)->async_wfd, &ev, sizeof ev);
+  (void)w;
+}
+
 void progress_locked() {
   Global& G = g();
+  if (!G.async_pending.empty()) {
+    std::vector<Global::Async> todo;
+    todo.swap(G.async_pending);
+    for (auto& a : todo) send_async(a);
+  }
   if (!G.udp) return;
   G.udp->poll(0);
+  if (!G.async_pending.empty()) {
+    std::vector<Global::Async> todo;
+    todo.swap(G.async_pending);
+    for (auto& a : todo) send_async(a);
+  }
   for (;;) {                                   // completion events -> the CQ's channel (a pipe carrying the CQ)
     auto ev = G.s->get_cq_event(G.dev);
     if (!ev.ok()) break;

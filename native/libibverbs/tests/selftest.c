@@ -282,6 +282,35 @@ static void srq_checks(void) {
   ibv_destroy_cq(cq);
 }
 
+static void async_checks(void) {
+  struct ibv_cq* cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+  struct ibv_cq* rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+  struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+                                .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1}};
+  struct ibv_qp* q = ibv_create_qp(pd, &ia);
+  struct ibv_qp* p = ibv_create_qp(pd, &ia);
+  CHECK(cq && q && p && connect_qp(q, p->qp_num) == 0 && connect_qp(p, q->qp_num) == 0, "QP pair on a CQ of 1 entry");
+  struct pollfd pf = {ctx->async_fd, POLLIN, 0};
+  CHECK(poll(&pf, 1, 0) == 0, "async_fd: nothing pending");
+  CHECK(post_send(q, IBV_WR_RDMA_WRITE, 91, bufa, 8, mra->lkey, (uintptr_t)bufb, mrb->rkey, 0) == 0 &&
+            post_send(q, IBV_WR_RDMA_WRITE, 92, bufa, 8, mra->lkey, (uintptr_t)bufb, mrb->rkey, 0) == 0,
+        "two signaled WRITEs into it");
+  struct ibv_async_event ev = {0};
+  int got = 0;
+  for (int i = 0; i < 50 && !got; i++) {
+    if (poll(&pf, 1, 100) != 1) continue;
+    if (ibv_get_async_event(ctx, &ev) == 0 && ev.event_type == IBV_EVENT_CQ_ERR) got = 1;
+    else ibv_ack_async_event(&ev);
+  }
+  CHECK(got && ev.element.cq == cq, "ibv_get_async_event: IBV_EVENT_CQ_ERR on that CQ (overrun)");
+  if (got) ibv_ack_async_event(&ev);
+  CHECK(strcmp(ibv_event_type_str(IBV_EVENT_CQ_ERR), "CQ error") == 0, "ibv_event_type_str");
+  ibv_destroy_qp(q);
+  ibv_destroy_qp(p);
+  ibv_destroy_cq(cq);
+  ibv_destroy_cq(rcq);
+}
+
 static void error_checks(void) {
   struct ibv_wc wc;
   CHECK(post_send(qa, IBV_WR_RDMA_WRITE, 81, bufa, 64, mra->lkey, (uintptr_t)bufb, mrb->rkey ^ 0xff, 0) == 0,
@@ -308,6 +337,7 @@ int main(void) {
   traffic_checks();
   channel_checks();
   srq_checks();
+  async_checks();
   error_checks();
   printf("1..%d\n%d failed\n", n_checks, n_failed);
   free(bufa);

@@ -300,6 +300,10 @@ class SessionImpl {
   Status invalidate_key(Qp& q, uint32_t key, bool remote);
   Status do_reg_mr_wr(Qp& q, Handle mr_h, uint32_t key, uint32_t access);
 
+  // Called for every asynchronous event (CQ_ERR, QP_FATAL, SRQ_LIMIT_REACHED, ...), with the session lock held, whether
+  // events are captured or not: the libibverbs-compatible library forwards them to the context's async_fd.
+  std::function<void(Handle dev, Handle obj, uint32_t type)> async_hook;
+
   // ---- CQ (cq.cpp)
   bool cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err);
   void async_event(Handle dev, Handle obj, const char* kind, uint32_t type, std::string text);
