@@ -284,6 +284,8 @@ VL_EXPORT int ibv_destroy_srq(ibv_srq* srq) {
 // ---------------------------------------------------------------- QP
 VL_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* a) {
   if (!pd || !a) return fail_null<ibv_qp>(EINVAL);
+  if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD)
+    return fail_null<ibv_qp>(EOPNOTSUPP);      // RAW_PACKET, XRC, DRIVER: not types of this device
   vl::QpInitAttr ia;
   ia.pd = pd_h(pd);
   ia.send_cq = cq_h(a->send_cq);
