@@ -75,9 +75,9 @@ function pingpongCase(tool, extra = []) {
   };
 }
 
-function perftestCase(tool, kind) {
+function perftestCase(tool, kind, extra = []) {
   return async () => {
-    const args = [tool, '-n', '200'];
+    const args = [tool, '-n', '200', ...extra];
     const r = await pair(args, args);
     const problems = fails(r);
     const line = r.client.out.split('\n').find((l) => /^\s*\d+\s+200\s/.test(l));
@@ -106,11 +106,13 @@ const CASES = {
   'ibv_rc_pingpong -e': pingpongCase('ibv_rc_pingpong', ['-e']),
   ibv_uc_pingpong: pingpongCase('ibv_uc_pingpong'),
   ibv_srq_pingpong: pingpongCase('ibv_srq_pingpong'),
+  ibv_ud_pingpong: pingpongCase('ibv_ud_pingpong'),
   ib_write_bw: perftestCase('ib_write_bw', 'bw'),
   ib_read_bw: perftestCase('ib_read_bw', 'bw'),
   ib_send_bw: perftestCase('ib_send_bw', 'bw'),
   ib_write_lat: perftestCase('ib_write_lat', 'lat'),
   ib_atomic_bw: perftestCase('ib_atomic_bw', 'bw'),
+  'ib_send_bw -c UD': perftestCase('ib_send_bw', 'bw', ['-c', 'UD']),
   selftest: async () => {
     const bin = path.join(root, 'build', 'libibverbs', 'vl_selftest');
     const r = await execRun([bin]);

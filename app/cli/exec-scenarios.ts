@@ -25,7 +25,6 @@ export const KNOWN: Record<string, Known> = {
   fastreg_local_inv: { step: 16, why: 'IB_WR_REG_MR is kernel-only: the exported program cannot post it, so its completion never comes' },
   profile_capability_errors: { step: 2, why: 'the scenario uses devices of several profiles; a program sees one device of one profile (VERBSLAB_PROFILE)' },
   profile_iwarp_limits: { step: 3, why: 'the scenario needs the iwarp profile; the program runs on rxe (VERBSLAB_PROFILE=iwarp runs it there)' },
-  ud_send: { step: 12, why: 'UD over the UDP transport is not built: ibv_create_ah fails with EOPNOTSUPP' },
   mr_rereg_pd_recv: { step: 16, why: REAL_TIME, race: true },
   rc_rnr_retry_exceeded: { step: 18, why: REAL_TIME, race: true },
   rkey_missing_remote_write: { step: 14, why: REAL_TIME, race: true },

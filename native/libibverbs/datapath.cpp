@@ -17,7 +17,7 @@ void to_sges(const ibv_sge* s, int n, std::vector<vl::Sge>& out) {
   for (int i = 0; i < n; i++) out[i] = {s[i].addr, s[i].length, s[i].lkey};
 }
 
-bool to_send_wr(const ibv_send_wr& w, vl::SendWr& v) {
+bool to_send_wr(const ibv_send_wr& w, vl::SendWr& v, bool ud) {
   v = vl::SendWr{};
   v.wr_id = w.wr_id;
   v.opcode = w.opcode;
@@ -66,8 +66,12 @@ bool to_send_wr(const ibv_send_wr& w, vl::SendWr& v) {
       break;
     default: break;
   }
-  v.remote_qpn = w.wr.ud.remote_qpn;           // UD (not carried over UDP: see objects.cpp, address handles)
-  v.remote_qkey = w.wr.ud.remote_qkey;
+  if (ud) {                                     // wr.ud shares its bytes with wr.rdma / wr.atomic
+    if (!w.wr.ud.ah) return false;
+    v.ah = reinterpret_cast<Ah*>(w.wr.ud.ah)->h;
+    v.remote_qpn = w.wr.ud.remote_qpn;
+    v.remote_qkey = w.wr.ud.remote_qkey;
+  }
   return true;
 }
 
@@ -98,9 +102,10 @@ void vlib::to_ibv_wc(const vl::Wc& w, ibv_wc& o) {
 int vlib::op_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
   thread_local std::vector<vl::SendWr> wrs;
   wrs.clear();
+  const bool ud = qp->qp_type == IBV_QPT_UD;
   for (ibv_send_wr* w = wr; w; w = w->next) {
     wrs.emplace_back();
-    if (!to_send_wr(*w, wrs.back())) { *bad = w; return EINVAL; }
+    if (!to_send_wr(*w, wrs.back(), ud)) { *bad = w; return EINVAL; }
   }
   auto lk = lock();
   vl::PostResult r = g().s->post_send(qp_h(qp), wrs);

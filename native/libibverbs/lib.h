@@ -48,6 +48,7 @@ struct Mw { ibv_mw mw; vl::Handle h = 0; };
 struct Cq { ibv_cq cq; vl::Handle h = 0; CompChannel* ch = nullptr; };
 struct Srq { ibv_srq srq; vl::Handle h = 0; };
 struct Qp { ibv_qp qp; vl::Handle h = 0; };
+struct Ah { ibv_ah ah; vl::Handle h = 0; };
 struct Context {
   verbs_context vctx;                          // ibv_context is its last member (verbs_get_ctx)
   int async_wfd = -1;
@@ -69,7 +70,8 @@ struct Global {
   std::unordered_map<vl::Handle, Qp*> qps;     // asynchronous events -> the object's context
   std::unordered_map<vl::Handle, Srq*> srqs;
   struct Async { vl::Handle obj; uint32_t type; };
-  std::vector<Async> async_pending;            // raised by the device (session lock held), sent by progress_locked
+  std::vector<Async> async_pending;
+  bool debug = false;                          // VERBSLAB_DEBUG: device diagnostics on stderr (progress.cpp)            // raised by the device (session lock held), sent by progress_locked
 };
 Global& g();                                   // created on first use, never destroyed (programs exit with
                                                // resources alive; the progress thread may still run)

@@ -419,14 +419,64 @@ VL_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
 }
 
 // ---------------------------------------------------------------- address handles
-// UD over the UDP transport is not carried (native/src/net/udp.h: an AH of the device names an in-session device,
-// not a GID), so there is no address handle to give.
-VL_EXPORT ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) { return fail_null<ibv_ah>(EOPNOTSUPP); }
-VL_EXPORT int ibv_destroy_ah(ibv_ah* ah) { return EINVAL; }
-VL_EXPORT int ibv_init_ah_from_wc(ibv_context* ctx, uint8_t port, ibv_wc* wc, ibv_grh* grh, ibv_ah_attr* attr) {
-  errno = EOPNOTSUPP;
-  return -1;
+// RoCE: an AH names the remote host by the GID in its GRH (Session::create_ah_remote); UD sends through it leave
+// from the socket of sgid_index. Without is_global there is no address to send to: EINVAL, as rxe.
+VL_EXPORT ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
+  if (!pd || !attr || !attr->is_global) return fail_null<ibv_ah>(EINVAL);
+  if (attr->port_num != 1) return fail_null<ibv_ah>(EINVAL);
+  auto r = g().s->create_ah_remote(pd_h(pd), attr->grh.dgid.raw, attr->grh.sgid_index);
+  if (!r.ok()) return fail_null<ibv_ah>(err_of(r));
+  auto* a = new Ah{};
+  a->ah.context = pd->context;
+  a->ah.pd = pd;
+  a->ah.handle = r.value;
+  a->h = r.value;
+  return &a->ah;
 }
+
+VL_EXPORT int ibv_destroy_ah(ibv_ah* ah) {
+  auto st = g().s->destroy_ah(reinterpret_cast<Ah*>(ah)->h);
+  if (!st.ok()) return err_of(st);
+  delete reinterpret_cast<Ah*>(ah);
+  return 0;
+}
+
+// The reply address of a UD receive: the GRH slot of the receive buffer holds the datagram's IP header (IPv4 in its
+// last 20 bytes, as rxe writes it, or IPv6 in all 40); its source is the remote GID, its destination our sgid
+// (verbs.c ibv_init_ah_from_wc, the RoCE v2 case).
+VL_EXPORT int ibv_init_ah_from_wc(ibv_context* ctx, uint8_t port, ibv_wc* wc, ibv_grh* grh, ibv_ah_attr* attr) {
+  if (!ctx || !wc || !grh || !attr || port != 1 || !(wc->wc_flags & IBV_WC_GRH)) { errno = EINVAL; return -1; }
+  const uint8_t* b = reinterpret_cast<const uint8_t*>(grh);
+  uint8_t sgid[16] = {}, dgid[16] = {};
+  if ((b[0] >> 4) == 6) {
+    std::memcpy(sgid, b + 8, 16);
+    std::memcpy(dgid, b + 24, 16);
+  } else {
+    const uint8_t* ip = b + 20;
+    if ((ip[0] >> 4) != 4) { errno = EINVAL; return -1; }
+    sgid[10] = sgid[11] = 0xff; std::memcpy(sgid + 12, ip + 12, 4);
+    dgid[10] = dgid[11] = 0xff; std::memcpy(dgid + 12, ip + 16, 4);
+  }
+  int index = -1;
+  {
+    auto lk = lock();
+    for (auto& d : g().s->devices())
+      if (d.handle == g().dev)
+        for (auto& e : d.gids) if (!std::memcmp(e.gid, dgid, 16)) index = static_cast<int>(e.index);
+  }
+  if (index < 0) { errno = ENOENT; return -1; }
+  std::memset(attr, 0, sizeof *attr);
+  attr->is_global = 1;
+  std::memcpy(attr->grh.dgid.raw, sgid, 16);
+  attr->grh.sgid_index = static_cast<uint8_t>(index);
+  attr->grh.hop_limit = 0xff;
+  attr->sl = wc->sl;
+  attr->port_num = port;
+  return 0;
+}
+
 VL_EXPORT ibv_ah* ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port) {
-  return fail_null<ibv_ah>(EOPNOTSUPP);
+  ibv_ah_attr attr;
+  if (ibv_init_ah_from_wc(pd->context, port, wc, grh, &attr)) return nullptr;
+  return ibv_create_ah(pd, &attr);
 }

@@ -30,7 +30,8 @@ bool init_session() {
   G.profile = env_or("VERBSLAB_PROFILE", "rxe");
   G.name = env_or("VERBSLAB_DEVICE", ("vl" + G.profile + "0").c_str());
   auto s = std::make_unique<vl::Session>(static_cast<uint64_t>(getpid()));
-  s->set_event_capture(false);                 // nothing drains the event stream in a program
+  G.debug = std::getenv("VERBSLAB_DEBUG") != nullptr;
+  s->set_event_capture(G.debug);               // nothing drains the event stream in a program, unless debugging
   if (auto st = s->use_process_memory(); !st.ok()) { G.error = st.msg; return false; }
   auto d = s->create_device(G.profile, G.name);
   if (!d.ok()) { G.error = "VERBSLAB_PROFILE=" + G.profile + ": " + d.msg; return false; }
@@ -115,8 +116,20 @@ static void send_async(const Global::Async& a) {
   (void)w;
 }
 
+// VERBSLAB_DEBUG: what a NIC's counters would only count: dropped packets, failed key checks, async events, with the
+// device's explanation.
+static void debug_events() {
+  Global& G = g();
+  for (auto& e : G.s->drain_events()) {
+    const bool show = e.kind == vl::EventKind::PacketDropped || (e.kind == vl::EventKind::KeyCheck && !e.ok) ||
+                      e.kind == vl::EventKind::AsyncEvent || e.kind == vl::EventKind::QpState;
+    if (show) fprintf(stderr, "verbslab: %s %s\n", e.obj_kind.c_str(), e.text.c_str());
+  }
+}
+
 void progress_locked() {
   Global& G = g();
+  if (G.debug) debug_events();
   if (!G.async_pending.empty()) {
     std::vector<Global::Async> todo;
     todo.swap(G.async_pending);

@@ -226,6 +226,11 @@ class Session {
   std::optional<QpInfo> query_qp(Handle qp) const;
   Status destroy_qp(Handle qp);
   Result<Handle> create_ah(Handle pd, Handle dest_device, uint32_t sgid_index = 0);
+  // An address handle naming a host on the network by GID (device attached to a UDP transport; native/src/net):
+  // UD sends through it leave from the socket of sgid_index to the address in dgid. EINVAL while the PD's device is
+  // not on the network, for a zero dgid or an sgid_index outside the GID table.
+  Result<Handle> create_ah_remote(Handle pd, const uint8_t dgid[16], uint32_t sgid_index);
+  Status destroy_ah(Handle ah);
   PostResult post_send(Handle qp, const std::vector<SendWr>& wrs);
   PostResult post_recv(Handle qp, const std::vector<RecvWr>& wrs);
 

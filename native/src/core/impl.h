@@ -92,7 +92,10 @@ struct Srq {
   uint64_t posted = 0;                         // WRs ever posted (producer index)
 };
 
-struct Ah { Handle h = 0, pd = 0, dev = 0, dest_device = 0; uint32_t sgid_index = 0; };
+struct Ah {
+  Handle h = 0, pd = 0, dev = 0, dest_device = 0; uint32_t sgid_index = 0;
+  bool remote = false; uint8_t dgid[16] = {};  // create_ah_remote: a host on the network (native/src/net), by GID
+};
 
 enum class WqeState { Posted, Processing, Pending, Done, Error };
 
@@ -303,6 +306,7 @@ class SessionImpl {
   // Called for every asynchronous event (CQ_ERR, QP_FATAL, SRQ_LIMIT_REACHED, ...), with the session lock held, whether
   // events are captured or not: the libibverbs-compatible library forwards them to the context's async_fd.
   std::function<void(Handle dev, Handle obj, uint32_t type)> async_hook;
+  const wire::Framing* rx_framing = nullptr;   // deliver_framed: the IP/UDP framing of the packet being handled
 
   // ---- CQ (cq.cpp)
   bool cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err);

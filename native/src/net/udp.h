@@ -10,7 +10,8 @@
 // and RNR behave as in-process. Single-threaded: poll() and the verbs calls of that session run on one thread.
 // Destroy the transport before its session. Events: PacketSent/PacketReceived/PacketDropped as in-process, with
 // d = 0 (the remote host is not a device of this session); Session::write_pcap() does not include this traffic,
-// UdpTransport::write_pcap() does (real IP/UDP headers). UD QPs are not carried (an AH names no GID).
+// UdpTransport::write_pcap() does (real IP/UDP headers). UD QPs are carried through address handles that name a GID
+// (Session::create_ah_remote); the receive buffer's 40-byte GRH slot holds the datagram's real IP header.
 #pragma once
 #include <netinet/in.h>
 #include <sys/socket.h>
