@@ -1,6 +1,8 @@
 // The fast paths <infiniband/verbs.h> inlines through the context ops: post_send, post_recv, post_srq_recv,
 // poll_cq, req_notify_cq. Work requests are translated into the device's (values are rdma-core's on both sides;
 // immediate data is big-endian in libibverbs and a number in the device).
+#include <sched.h>
+
 #include <cstring>
 #include <vector>
 
@@ -156,6 +158,10 @@ int vlib::op_poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
     if (!lk.owns_lock()) return 0;
     progress_locked();
     got = G.s->poll_cq(h, static_cast<uint32_t>(n));
+    lk.unlock();
+    // The device shares the CPU with the program: a caller spinning on an empty CQ gives its core away once per
+    // empty poll, so the peer it waits for (the other process, or this one's progress thread) gets to run.
+    if (got.empty()) sched_yield();
   }
   for (size_t i = 0; i < got.size(); i++) to_ibv_wc(got[i], wc[i]);
   return static_cast<int>(got.size());
