@@ -3,11 +3,10 @@
 // the device library, in process) and runs PROGRAM with that directory first in LD_LIBRARY_PATH, so the dynamic
 // linker loads it instead of rdma-core's. The device goes on the network (RoCEv2 over UDP port 4791) at the
 // program's first ibv_open_device; see docs/libibverbs.md.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runForeground } from './child.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LIB_DIR = path.join(root, 'build', 'libibverbs');
@@ -81,18 +80,5 @@ export async function main(args: string[]): Promise<number> {
     for (const k of ['LD_LIBRARY_PATH', ...Object.keys(o.env)]) console.log(`${k}=${env[k]}`);
     return 0;
   }
-  return new Promise<number>((resolve) => {
-    const child = spawn(o.argv[0], o.argv.slice(1), { stdio: 'inherit', env });
-    const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
-    const onInt = forward('SIGINT');
-    const onTerm = forward('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-    child.on('error', (e) => { console.error(`verbslab exec: ${o.argv[0]}: ${e.message}`); resolve(127); });
-    child.on('exit', (code, signal) => {
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      resolve(code ?? 128 + (signal ? os.constants.signals[signal] ?? 15 : 1));
-    });
-  });
+  return runForeground('exec', o.argv[0], o.argv.slice(1), env);
 }
