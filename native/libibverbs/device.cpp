@@ -130,11 +130,13 @@ VL_EXPORT ibv_context* ibv_open_device(ibv_device* d) {
 
 VL_EXPORT int ibv_close_device(ibv_context* ctx) {
   Context* c = ctx_of(ctx);
+  auto lk = lock();                            // no asynchronous event is being written to it meanwhile
   close(ctx->async_fd);
   close(c->async_wfd);
-  pthread_mutex_destroy(&ctx->mutex);
-  delete c;
-  return 0;                                    // the device and its objects live on (as the kernel's would until exit)
+  ctx->async_fd = c->async_wfd = -1;
+  // The memory stays: objects the program did not destroy still name this context (the device keeps them until
+  // exit, as the kernel would until the file is closed), and an event for one of them must not touch freed memory.
+  return 0;
 }
 
 VL_EXPORT int ibv_query_device(ibv_context* ctx, ibv_device_attr* a) {

@@ -111,7 +111,7 @@ static void send_async(const Global::Async& a) {
       if (auto it = G.qps.find(a.obj); it != G.qps.end()) { ev.element.qp = &it->second->qp; ctx = it->second->qp.context; }
       break;
   }
-  if (!ctx) return;                            // the object is gone (or not one of the program's)
+  if (!ctx || ctx_of(ctx)->async_wfd < 0) return;   // the object is gone, or its context closed
   ssize_t w = write(ctx_of(ctx)->async_wfd, &ev, sizeof ev);
   (void)w;
 }
