@@ -80,17 +80,12 @@ export function eventOut(e: NEvent): DeviceEvent {
   };
   if (e.text !== undefined) ev.text = e.text;
   if (e.ok !== undefined) ev.ok = e.ok;
+  if (e.change !== undefined) ev.change = e.change;
+  if (e.keyState !== undefined) ev.keyState = e.keyState;
   if (e.pkt) ev.pkt = e.pkt;
   if (e.wc) ev.wc = wcOut(e.wc);
   if (e.kind === 'AsyncEvent') ev.text = ev.text ?? EventType.name(Number(e.a));
   return ev;
-}
-
-/** value -> name tables of the enums that event JSON names (the first name of a value, as table().name) */
-function eventNameTables() {
-  const t = (e: { values: Record<string, number>; name(v: number): string }) =>
-    Object.fromEntries(Object.values(e.values).map((v) => [v, e.name(v)]));
-  return { wcStatus: t(WcStatus), wcOpcode: t(WcOpcode), eventType: t(EventType) };
 }
 
 
@@ -118,7 +113,6 @@ export class NativeExecutor implements Executor {
     this.seed = opts.seed ?? 1;
     this.maxPending = opts.maxPendingEvents ?? 200_000;
     this.s = new this.addon.Session(this.seed);
-    this.addon.setEventNames?.(eventNameTables());
   }
 
   get native(): NativeSession { return this.s; }
@@ -298,7 +292,7 @@ export class NativeExecutor implements Executor {
     const at = r.badWr < n ? r.badWr : undefined;
     return {
       ok: false,
-      error: { code: errnoName(r.err), message: `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, ...(at !== undefined ? { field: `args.wrs.${at}` } : {}) },
+      error: { code: errnoName(r.err), message: `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, ...(at !== undefined ? { field: `args.wrs.${at}`, badWr: at } : {}) },
     };
   }
   /** the load generator (engine.traffic): configured at least once (its state lives in the addon) */
@@ -606,7 +600,7 @@ export class NativeExecutor implements Executor {
         return this.res(s.bind_mw(a.qp, a.mw, a.wrId, flagsOf(SendFlag, a.sendFlags), a.mr, a.addr, a.length, flagsOf(Access, a.access)),
           (rkey) => ({ mw: a.mw, rkey }));
       }
-      case 'cq.create': return this.res(s.create_cq(c.args.device, c.args.cqe, c.args.channel), (cq) => ({ cq, device: c.args.device, cqe: c.args.cqe, channel: c.args.channel }));
+      case 'cq.create': return this.res(s.create_cq(c.args.device, c.args.cqe, c.args.channel), (cq) => ({ cq, device: c.args.device, cqe: s.cq_info(cq)?.cqe ?? c.args.cqe, channel: c.args.channel }));   // cqe: as granted
       case 'cq.destroy': return this.st(s.destroy_cq(c.args.cq), { cq: c.args.cq });
       case 'cq.req_notify':
         if (c.args.reportMissedEvents) {

@@ -30,6 +30,7 @@ export const ErrorInfo = z.object({
   code: z.string(),              // "EINVAL", "EOPNOTSUPP", "BAD_REQUEST", "HOST_DOWN", ...
   message: z.string(),           // readable sentence naming the field or rule
   field: z.string().optional(),  // dotted path of the offending field, e.g. "command.args.wrs.0.sgList.1.lkey"
+  badWr: z.number().int().min(0).optional(),   // post.*: index of the refused work request (ibv_post_send's bad_wr)
 });
 export type ErrorInfo = z.infer<typeof ErrorInfo>;
 
@@ -48,6 +49,8 @@ export const DeviceEvent = z.object({
   seq: z.number(), t: z.number(), kind: z.string(), device: z.number(), obj: z.number(), objKind: z.string(),
   a: z.number(), b: z.number(), c: z.number(), d: z.number(),
   text: z.string().optional(), ok: z.boolean().optional(),
+  change: z.number().optional(),     // ObjectModified: Change (enums.ts)
+  keyState: z.number().optional(),   // mr / mw created / modified / destroyed: KeyState after the event
   pkt: z.record(z.string(), z.unknown()).optional(),   // decoded headers + "hex"
   wc: z.record(z.string(), z.unknown()).optional(),
 });

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { QpType, WcOpcode, WcStatus, WrOpcode, type SendWr } from '../../../app/protocol/index.ts';
 import { useConsole, useModel } from '../store/context.tsx';
 import { commandProblem } from '../store/validate.ts';
-import { explainWc } from '../store/explain.ts';
+import { deviceQuirks, explainWc } from '../store/explain.ts';
 import { hex, hexAddr, num, type Rec } from '../store/spec.ts';
 import { ErrorMessage, Field, Pending, Section, parseNum } from '../components/ui.tsx';
 import { RingView } from '../components/Ring.tsx';
@@ -223,6 +223,8 @@ function PostRecvForm() {
 function WcList({ cq }: { cq: number }) {
   const poll = useConsole((s) => s.lastPoll[cq]);
   const model = useModel();
+  const devices = useConsole((s) => s.devices);
+  const quirks = deviceQuirks(devices.find((d) => d.handle === model.queues.cqs.get(cq)?.device)?.raw);
   if (!poll) return null;
   if (!poll.wcs.length) return <p className="muted small" data-testid="poll-empty">cq.poll returned no completions.</p>;
   return (
@@ -234,7 +236,7 @@ function WcList({ cq }: { cq: number }) {
           <li key={i} className={st === 0 ? 'wc ok' : 'wc bad'} data-testid="wc">
             <span className="mono" data-testid="wc-status">{WcStatus.name(st)}</span>{' '}
             <span className="mono muted">{op !== undefined ? WcOpcode.name(op) : ''} wr_id {String(wc.wrId ?? '?')} byte_len {String(wc.byteLen ?? '?')} qp_num {String(wc.qpNum ?? '?')}</span>
-            <div className="wc-explain" data-testid="wc-explanation">{explainWc(st, kc?.text)}</div>
+            <div className="wc-explain" data-testid="wc-explanation">{explainWc(st, kc?.text, quirks, typeof wc.rule === 'string' ? wc.rule : undefined)}</div>
           </li>
         );
       })}
