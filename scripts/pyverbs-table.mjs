@@ -31,7 +31,7 @@ for (const m of process.argv.slice(2).length ? process.argv.slice(2) : MODULES) 
   const ran = Number(/^Ran (\d+) test/m.exec(out)?.[1] ?? 0);
   const passed = (out.match(/\.\.\. ok$/gm) ?? []).length;
   const reasons = new Map();
-  for (const s of out.matchAll(/skipped '([^']*)'/g)) reasons.set(s[1], (reasons.get(s[1]) ?? 0) + 1);
+  for (const s of out.matchAll(/skipped (['"])(.*?)\1$/gm)) reasons.set(s[2], (reasons.get(s[2]) ?? 0) + 1);   // repr quoting
   const skipped = [...reasons.values()].reduce((a, b) => a + b, 0);
   const failed = [...out.matchAll(/^(?:ERROR|FAIL): (\S+)/gm)].map((x) => x[1]);
   failedAll += failed.length + (r.status === null ? 1 : 0);
