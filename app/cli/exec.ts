@@ -5,8 +5,8 @@
 // program's first ibv_open_device; see docs/libibverbs.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { runForeground } from './child.ts';
+import { fileURLToPath } from 'node:url';
+import { buildFirst, runForeground } from './child.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LIB_DIR = path.join(root, 'build', 'libibverbs');
@@ -62,15 +62,7 @@ export async function main(args: string[]): Promise<number> {
   if (args[0] === '-h' || args[0] === '--help') { console.log(USAGE); return 0; }
   const o = parseArgs(args);
   if (typeof o === 'string') { console.error(`verbslab exec: ${o}\n${USAGE}`); return 2; }
-  if (o.build) {
-    const { buildLibverbs } = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
-    try {
-      await buildLibverbs('release');
-    } catch (e) {
-      console.error(`verbslab exec: build failed: ${(e as Error).message}`);
-      return 1;
-    }
-  }
+  if (o.build && !(await buildFirst('exec', 'buildLibverbs'))) return 1;
   if (!fs.existsSync(path.join(LIB_DIR, 'libibverbs.so.1'))) {
     console.error(`verbslab exec: ${path.join(LIB_DIR, 'libibverbs.so.1')} is not built (node scripts/build.mjs libibverbs)`);
     return 1;

@@ -4,20 +4,14 @@
 // --peer-udp-port, --pcap.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { runForeground } from './child.ts';
+import { fileURLToPath } from 'node:url';
+import { buildFirst, runForeground } from './child.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export async function main(argv: string[]): Promise<number> {
   const bin = path.join(root, 'build', 'native', 'vl_pingpong');
-  const { buildTools } = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
-  try {
-    await buildTools('release');
-  } catch (e) {
-    console.error(`verbslab pingpong: build failed: ${(e as Error).message}`);
-    return 1;
-  }
+  if (!(await buildFirst('pingpong', 'buildTools'))) return 1;
   if (!fs.existsSync(bin)) {
     console.error(`verbslab pingpong: ${bin} was not built`);
     return 1;
