@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds the native parts with g++ directly (no cmake/make/python needed) and the renderer with Vite.
-//   node scripts/build.mjs [native|addon|tests|asan|tsan|fuzz|bench|tools|renderer|all]
+//   node scripts/build.mjs [native|addon|tests|asan|tsan|fuzz|bench|tools|libibverbs|renderer|all]
 // tsan (ThreadSanitizer, manual): build/native-tsan/vl_tests --gtest_filter='EngineThreads.*' (see README)
 // fuzz: the libFuzzer targets fuzz/*.cpp with clang (ASan + UBSan) -> build/native-fuzz/vl_fuzz_<name> (scripts/fuzz.mjs)
 // Objects are incremental (g++ -MMD dependency files), compiled in parallel on every core.
@@ -151,6 +151,19 @@ export async function buildBench() {
   return link('release', path.join(root, 'build/native/vl_bench'), [...lib, ...bench], ['-ldl']);
 }
 
+// native/libibverbs: a libibverbs.so.1 (soname, symbol versions of rdma-core's) over the software device, for
+// unmodified programs: LD_LIBRARY_PATH=build/libibverbs (what `verbslab exec` sets). docs/libibverbs.md.
+export async function buildLibverbs(profile = 'release') {
+  const lib = await compile(profile, libSrcs());
+  const own = await compile(profile, walk(path.join(root, 'native/libibverbs'), '.cpp'), ['-fvisibility=hidden']);
+  const map = path.join(root, 'native/libibverbs/libibverbs.map');
+  const dir = profile === 'release' ? 'build/libibverbs' : `build/libibverbs-${profile}`;
+  const out = path.join(root, dir, 'libibverbs.so.1');
+  if (mtime(map) > mtime(out)) fs.rmSync(out, { force: true });
+  return link(profile, out, [...lib, ...own],
+    ['-Wl,-soname,libibverbs.so.1', `-Wl,--version-script=${map}`, '-Wl,-z,defs', '-ldl'], true);
+}
+
 export async function buildRenderer() {
   await run(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn']);
 }
@@ -166,6 +179,7 @@ async function main() {
   if (what === 'tools') await buildTools('release');
   if (what === 'fuzz') await buildFuzz();
   if (what === 'bench') await buildBench();
+  if (what === 'libibverbs') await buildLibverbs('release');
   if (what === 'renderer' || what === 'all') await buildRenderer();
   console.log(`build ${what}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }

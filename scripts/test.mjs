@@ -5,7 +5,8 @@
 //   (f) Playwright e2e   (g) fuzz: each libFuzzer target (fuzz/*.cpp, clang, ASan + UBSan) for a few seconds over its
 //   seed corpus   (h) labs (every lab of labs/ headless: verbslab lab run all)
 //   (i) soak: 30 s of the chaos soak (native/tools/vl_soak.cpp; `npm run soak -- --minutes N` by hand)
-// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs, soak)
+//   (j) libibverbs: unmodified ibverbs-utils / perftest programs under `verbslab exec` (scripts/libibverbs-test.mjs)
+// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs, soak, libibverbs)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +18,7 @@ const results = path.join(root, 'build', 'test-results');
 fs.mkdirSync(results, { recursive: true });
 const argv = process.argv.slice(2);
 const onlyArg = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] ?? '' : '';
-const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'fuzz', h: 'labs', i: 'soak' };
+const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'fuzz', h: 'labs', i: 'soak', j: 'libibverbs' };
 const only = new Set(onlyArg.split(',').filter(Boolean).map((s) => SUITES[s] ?? s));
 const want = (name) => only.size === 0 || only.has(name);
 const t0 = Date.now();
@@ -66,6 +67,11 @@ if (needCpp && !fs.existsSync('/usr/include/infiniband/verbs.h')) missing.push('
 if (needCpp && !have('tshark')) missing.push('tshark');
 if (needFuzz && !have('clang++')) missing.push('clang');
 if (needFuzz && !haveFuzzerRuntime()) missing.push('libclang-rt-14-dev');
+if (want('libibverbs')) {
+  if (!fs.existsSync('/usr/include/infiniband/verbs.h') && !missing.includes('libibverbs-dev')) missing.push('libibverbs-dev');
+  if (!have('ibv_rc_pingpong')) missing.push('ibverbs-utils');
+  if (!have('ib_write_bw')) missing.push('perftest');
+}
 if (missing.length) {
   if (isRoot && have('apt-get')) {
     step(`installing Debian packages: ${missing.join(' ')} (apt-get update; apt-get install -y)`);
@@ -233,6 +239,20 @@ if (want('soak')) {
     console.log(`   ${s.ops} ops, ${(s.bytes / 1e6).toFixed(1)} MB verified, 0 lost; injected ${s.injected.loss} losses, ${s.injected.duplicate} duplicates, ${s.injected.corrupted} corrupted (${s.b_dropped.bad_icrc} dropped on the ICRC)`);
     record('soak', 1, 0);
   } else record('soak', 0, 1, `exit ${r.code}`);
+}
+
+if (want('libibverbs')) {
+  step('libibverbs: unmodified programs under verbslab exec (loopback RoCEv2/UDP)');
+  const r = await sh(process.execPath, ['scripts/libibverbs-test.mjs', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let s = null;
+  try { s = JSON.parse(r.out.trim().split('\n').pop()); } catch { /* not JSON */ }
+  if (s && typeof s.passed === 'number') {
+    for (const c of s.cases) {
+      console.log(`   ${c.ok ? 'PASS' : 'FAIL'} ${c.name.padEnd(20)} ${c.detail}`);
+      if (!c.ok && c.output) console.log(c.output.split('\n').map((l) => `     | ${l}`).join('\n'));
+    }
+    record('libibverbs (verbslab exec)', s.passed, s.failed);
+  } else record('libibverbs (verbslab exec)', 0, 1, `no JSON summary (exit ${r.code})`);
 }
 
 // ------------------------------------------------------------------ 3. summary

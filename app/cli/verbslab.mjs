@@ -6,6 +6,7 @@
 //   verbslab run ...            scenarios, headless (app/scenario/cli.ts)
 //   verbslab export-c ...       scenario -> C (app/scenario/cli.ts)
 //   verbslab pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (native/tools/vl_pingpong.cpp)
+//   verbslab exec -- PROG ARGS  an unmodified libibverbs program on the software device (native/libibverbs)
 // TypeScript modules are loaded through tsx's API (tsx is a dependency).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +21,9 @@ const USAGE = `usage: verbslab <command>
   run ...            run scenario files headless (verbslab run --help)
   lab list|run ...   the guided labs of labs/, headless (verbslab lab --help)
   export-c ...       export a scenario as a C program using libibverbs
-  pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (server without HOST; -h for options)`;
+  pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (server without HOST; -h for options)
+  exec [OPTIONS] -- PROGRAM [ARGS]
+                     run an unmodified libibverbs program on the software device (verbslab exec --help)`;
 
 async function ts(rel) {
   const { tsImport } = await import('tsx/esm/api');
@@ -122,6 +125,7 @@ async function main() {
     case 'export-c': return scenario(['export-c', ...rest]);
     case 'lab': return (await ts('app/scenario/lab-cli.ts')).main(rest);
     case 'pingpong': return (await ts('app/cli/pingpong.ts')).main(rest);
+    case 'exec': return (await ts('app/cli/exec.ts')).main(rest);
     case undefined: case '-h': case '--help': case 'help': console.log(USAGE); return cmd ? 0 : 2;
     default: console.error(`unknown command "${cmd}"\n${USAGE}`); return 2;
   }

@@ -30,7 +30,7 @@
 //
 // frameEvent() gives an event exactly as the JSON path does (app/host/eventjson.test.ts checks it on every
 // scenario), for the few places that want objects; the console reads the columns directly.
-import { WcOpcode, WcStatus } from './enums.ts';
+import { WcFlag, WcOpcode, WcStatus, namesOf } from './enums.ts';
 import type { DeviceEvent } from './messages.ts';
 
 export const FRAME_MAGIC = 0x31454c56;
@@ -140,9 +140,7 @@ export class EventFrame {
     const r = this.record(i, F_WC);
     const u = (k: number) => this.x.getUint32(r + 8 + 4 * k, true);
     const flags = u(8);
-    const names: string[] = [];
-    if (flags & 2) names.push('IBV_WC_WITH_IMM');
-    if (flags & 8) names.push('IBV_WC_WITH_INV');
+    const names = namesOf(WcFlag, flags);
     return {
       wrId: u64(this.x, r), status: u(0), opcode: u(1), vendorErr: u(2), byteLen: u(3), immData: u(4), invalidatedRkey: u(5),
       qpNum: u(6), srcQp: u(7), wcFlags: flags, pkeyIndex: u(9), slid: u(10), sl: u(11), dlidPathBits: u(12),

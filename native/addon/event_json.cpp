@@ -101,8 +101,9 @@ void wc(Writer& w, const Wc& c) {
   KEY(w, "statusName"); w.str(name_or_unknown(kWcStatusNames, c.status));
   KEY(w, "opcodeName"); w.str(name_or_unknown(kWcOpcodeNames, c.opcode));
   KEY(w, "wcFlagsNames"); w.ch('[');
-  if (c.wc_flags & 2) w.lit("\"IBV_WC_WITH_IMM\"");
-  if (c.wc_flags & 8) { if (c.wc_flags & 2) w.ch(','); w.lit("\"IBV_WC_WITH_INV\""); }
+  bool first = true;
+  for (const auto& f : kWcFlagNames)
+    if (c.wc_flags & f.value) { if (!first) w.ch(','); first = false; w.str(f.name); }
   w.lit("]}");
 }
 

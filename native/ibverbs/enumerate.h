@@ -18,6 +18,12 @@ inline Enumeration enumerate() {
   void* lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) { const char* e = dlerror(); out.error = e ? e : "libibverbs.so.1 not found"; return out; }
   out.library = true;
+  // Verbs Lab's own libibverbs.so.1 (native/libibverbs, first in LD_LIBRARY_PATH under `verbslab exec`) exports this
+  // marker: its device is the software device, not a real one.
+  if (dlsym(lib, "verbslab_libibverbs")) {
+    out.error = "libibverbs.so.1 is Verbs Lab's software-device library (verbslab exec), not rdma-core's";
+    return out;
+  }
   using GetList = void** (*)(int*);
   using FreeList = void (*)(void**);
   using GetName = const char* (*)(void*);

@@ -1,7 +1,7 @@
 // Native objects as command results: the numbers rdma-core uses plus their names (the result schemas of
 // app/protocol/commands/shared.ts).
 import type { DeviceEvent } from '../../protocol/index.ts';
-import { Access, AtomicCap, DeviceCap, EventType, Mtu, MwType, QpState, QpType, WcOpcode, WcStatus, namesOf } from '../../protocol/index.ts';
+import { Access, AtomicCap, DeviceCap, EventType, Mtu, MwType, QpState, QpType, WcFlag, WcOpcode, WcStatus, namesOf } from '../../protocol/index.ts';
 import type { NDevice, NEvent, NMr, NMw, NProfile, NQp, NWc } from '../native.ts';
 import { u64n } from './handler.ts';
 
@@ -22,7 +22,7 @@ export function mwOut(w: NMw) { return { ...w, mw: w.handle, typeName: MwType.na
 export function wcOut(w: NWc) {
   return {
     ...w, statusName: WcStatus.name(w.status), opcodeName: WcOpcode.name(w.opcode),
-    wcFlagsNames: [...(w.wcFlags & 2 ? ['IBV_WC_WITH_IMM'] : []), ...(w.wcFlags & 8 ? ['IBV_WC_WITH_INV'] : [])],
+    wcFlagsNames: namesOf(WcFlag, w.wcFlags),
   };
 }
 export function qpOut(q: NQp) {

@@ -244,6 +244,12 @@ class Session {
   static constexpr uint64_t kDefaultMemoryLimit = 1ull << 30;
   void set_memory_limit(uint64_t bytes);
   Status free_buffer(Handle buf);
+  // The process's own memory, identity-mapped (native/libibverbs: a program's buffers): from now on MR, SGE and RETH
+  // addresses are the process's virtual addresses and the device reads and writes them directly, as a NIC DMAs to
+  // pinned pages. The caller checks a range is mapped before registering it (the kernel's ib_umem_get does);
+  // memory unmapped under a live MR faults the process (SIGSEGV), as a use-after-free would.
+  // EBUSY once the session holds buffers of its own (alloc_buffer); the two address spaces do not mix.
+  Status use_process_memory();
   Status write_memory(uint64_t addr, const uint8_t* data, size_t len);   // by virtual address
   Status read_memory(uint64_t addr, uint8_t* out, size_t len) const;
   Result<MrInfo> reg_mr(Handle pd, uint64_t addr, uint64_t length, uint32_t access, std::optional<uint64_t> iova = {});
@@ -275,6 +281,11 @@ class Session {
   std::optional<QpInfo> query_qp(Handle qp) const;
   Status destroy_qp(Handle qp);
   Result<Handle> create_ah(Handle pd, Handle dest_device, uint32_t sgid_index = 0);
+  // An address handle naming a host on the network by GID (device attached to a UDP transport; native/src/net):
+  // UD sends through it leave from the socket of sgid_index to the address in dgid. EINVAL while the PD's device is
+  // not on the network, for a zero dgid or an sgid_index outside the GID table.
+  Result<Handle> create_ah_remote(Handle pd, const uint8_t dgid[16], uint32_t sgid_index);
+  Status destroy_ah(Handle ah);
   PostResult post_send(Handle qp, const std::vector<SendWr>& wrs);
   PostResult post_recv(Handle qp, const std::vector<RecvWr>& wrs);
 

@@ -7,6 +7,7 @@
 namespace vl {
 
 void SessionImpl::async_event(Handle devh, Handle obj, const char* kind, uint32_t type, std::string text) {
+  if (async_hook) async_hook(devh, obj, type);
   if (!capture) return;
   auto& e = emit(EventKind::AsyncEvent, devh, obj, kind, std::move(text));
   e.a = type;

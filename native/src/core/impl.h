@@ -100,7 +100,10 @@ struct Srq {
   uint64_t posted = 0;                         // WRs ever posted (producer index)
 };
 
-struct Ah { Handle h = 0, pd = 0, dev = 0, dest_device = 0; uint32_t sgid_index = 0; };
+struct Ah {
+  Handle h = 0, pd = 0, dev = 0, dest_device = 0; uint32_t sgid_index = 0;
+  bool remote = false; uint8_t dgid[16] = {};  // create_ah_remote: a host on the network (native/src/net), by GID
+};
 
 enum class WqeState { Posted, Processing, Pending, Done, Error };
 
@@ -212,6 +215,7 @@ class SessionImpl {
   std::mt19937_64 fault_rng;                   // wire faults
   Handle next_handle = 1;
   uint64_t next_va = kVaBase;
+  bool process_memory = false;                 // use_process_memory(): VA == host address (process_memory.cpp)
   std::map<uint64_t, Buffer> buffers_by_va;    // va -> buffer
   uint64_t buffer_bytes = 0;                   // sum of the buffers' spans
   uint64_t memory_limit = Session::kDefaultMemoryLimit;
@@ -311,6 +315,11 @@ class SessionImpl {
   Status do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mr_h, uint64_t addr, uint64_t length, uint32_t access);
   Status invalidate_key(Qp& q, uint32_t key, bool remote);
   Status do_reg_mr_wr(Qp& q, Handle mr_h, uint32_t key, uint32_t access);
+
+  // Called for every asynchronous event (CQ_ERR, QP_FATAL, SRQ_LIMIT_REACHED, ...), with the session lock held, whether
+  // events are captured or not: the libibverbs-compatible library forwards them to the context's async_fd.
+  std::function<void(Handle dev, Handle obj, uint32_t type)> async_hook;
+  const wire::Framing* rx_framing = nullptr;   // deliver_framed: the IP/UDP framing of the packet being handled
 
   // ---- CQ (cq.cpp)
   bool cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err);

@@ -12,6 +12,7 @@ uint8_t* SessionImpl::host(uint64_t va, uint64_t len) {
 }
 
 const uint8_t* SessionImpl::host(uint64_t va, uint64_t len) const {
+  if (process_memory) return va && len <= UINT64_MAX - va ? reinterpret_cast<const uint8_t*>(va) : nullptr;
   auto it = buffers_by_va.upper_bound(va);
   if (it == buffers_by_va.begin()) return nullptr;
   --it;
@@ -37,6 +38,7 @@ Result<BufferInfo> Session::alloc_buffer(uint64_t length) {
   auto lk_ = impl_->lock();
   auto& S = *impl_;
   if (length == 0) return rfail<BufferInfo>(EINVAL, "length: must be > 0");
+  if (S.process_memory) return rfail<BufferInfo>(EBUSY, "session: uses the process's own memory (use_process_memory)");
   if (length > (256ull << 20)) return rfail<BufferInfo>(EINVAL, "length: larger than 256 MiB (the session's per-buffer limit)");
   uint64_t span = (length + kPage - 1) & ~(kPage - 1);
   if (span > S.memory_limit - std::min(S.buffer_bytes, S.memory_limit))

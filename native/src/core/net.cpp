@@ -89,12 +89,14 @@ void SessionImpl::deliver_framed(Handle src, Handle dst, const wire::Framing& f,
     e.pkt = bytes;
   }
   uint32_t m = wire::opcode_mask(p.opcode);
+  rx_framing = &f;
   if (m & wire::H_REQ) {
     if (q->init.qp_type == QPT_UD) ud_receive(*q, p, src, ipid);
     else responder(*q, p, src);
   } else {
     completer(*q, p);
   }
+  rx_framing = nullptr;
 }
 
 Status Session::write_pcap(const std::string& path) const {

@@ -125,17 +125,24 @@ void SessionImpl::ud_receive(Qp& q, const Packet& p, Handle src, uint16_t ipid) 
     if (from_srq) srq(q.init.srq)->q.push_front(wr); else q.rq.push_front(wr);
     return drop("message of " + std::to_string(p.payload_len) + " + 40 GRH bytes does not fit the receive buffer");
   }
-  // GRH slot: for IPv4 the IPv4 header sits in the last 20 of the 40 bytes (rxe)
+  // GRH slot: for IPv4 the IPv4 header sits in the last 20 of the 40 bytes (rxe); from the network (src 0) the
+  // addresses are the datagram's own (rx_framing), and an IPv6 datagram's header fills all 40 bytes
   uint8_t grh[40] = {};
   uint8_t* ip = grh + 20;
-  uint16_t tot = static_cast<uint16_t>(20 + 8 + 12 + 8 + p.payload_len + ((4 - p.payload_len % 4) % 4) + 4 + ((p.opcode == UD_SEND_ONLY_WITH_IMMEDIATE) ? 4 : 0));
+  const uint16_t udp_len = static_cast<uint16_t>(8 + 12 + 8 + p.payload_len + ((4 - p.payload_len % 4) % 4) + 4 + ((p.opcode == UD_SEND_ONLY_WITH_IMMEDIATE) ? 4 : 0));
+  uint16_t tot = static_cast<uint16_t>(20 + udp_len);
+  wire::Framing f = (src == 0 && rx_framing) ? *rx_framing : framing(src, q.dev, ipid);
+  if (f.ipv6) {
+    grh[0] = 0x60; grh[4] = udp_len >> 8; grh[5] = udp_len & 0xff; grh[6] = 17; grh[7] = 64;
+    std::memcpy(grh + 8, f.src_ip, 16); std::memcpy(grh + 24, f.dst_ip, 16);
+  } else {
   ip[0] = 0x45; ip[2] = tot >> 8; ip[3] = tot & 0xff; ip[4] = ipid >> 8; ip[5] = ipid & 0xff; ip[6] = 0x40; ip[8] = 64; ip[9] = 17;
-  wire::Framing f = framing(src, q.dev, ipid);
   std::memcpy(ip + 12, f.src_ip, 4); std::memcpy(ip + 16, f.dst_ip, 4);
   uint32_t sum = 0;
   for (int i = 0; i < 20; i += 2) sum += (ip[i] << 8) | ip[i + 1];
   while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
   ip[10] = static_cast<uint8_t>(~sum >> 8); ip[11] = static_cast<uint8_t>(~sum);
+  }
   q.have_wqe = true; q.cur_wqe = std::move(wr); q.cur_from_srq = from_srq;
   std::string why;
   int rc = copy_to_sges(q.pd, q.dev, q.cur_wqe.sg_list, 0, grh, 40, why);

@@ -426,15 +426,23 @@ void UdpTransport::drop_rx(const std::string& why, const uint8_t* p, size_t n) {
 }
 
 void UdpTransport::transmit(Qp& q, wire::Packet& p) {
-  if (q.init.qp_type == QPT_UD) return drop_tx(q, p, "UD over the UDP transport is not supported (address handles carry no GID)");
+  // RC / UC: the QP's address vector; UD: the address handle of the WQE being sent (req_run sends sq[req_idx])
   uint32_t gi = q.attr.sgid_index;
+  const uint8_t* dgid = q.attr.dgid;
+  if (q.init.qp_type == QPT_UD) {
+    const Ah* a = nullptr;
+    if (q.req_idx < q.sq.size()) if (auto it = S_.ahs.find(q.sq[q.req_idx].wr.ah); it != S_.ahs.end()) a = &it->second;
+    if (!a || !a->remote) return drop_tx(q, p, "UD: the address handle names no remote GID (Session::create_ah_remote)");
+    gi = a->sgid_index;
+    dgid = a->dgid;
+  }
   if (gi >= sock_of_gid_.size() || sock_of_gid_[gi] < 0)
     return drop_tx(q, p, "sgid_index " + std::to_string(gi) + " has no socket (GID not assigned to " + ifname_ + ")");
   IpAddr peer;
-  if (!gid_to_ip(q.attr.dgid, peer)) return drop_tx(q, p, "the QP has no remote GID (modify_qp to RTR with IBV_QP_AV and a dgid)");
+  if (!gid_to_ip(dgid, peer)) return drop_tx(q, p, "the QP has no remote GID (modify_qp to RTR with IBV_QP_AV and a dgid)");
   const Sock& k = socks_[sock_of_gid_[gi]];
   if (peer.v6 != k.ip.v6)
-    return drop_tx(q, p, "dgid " + gid_text(q.attr.dgid) + " and sgid " + gid_text(gids_[gi].gid) + " are not the same IP version");
+    return drop_tx(q, p, "dgid " + gid_text(dgid) + " and sgid " + gid_text(gids_[gi].gid) + " are not the same IP version");
   if (link_local(peer)) peer.scope_id = k.ip.scope_id;
   int copies = 1;
   if (S_.faults.loss > 0 || S_.faults.duplicate > 0) {
@@ -552,9 +560,6 @@ size_t UdpTransport::receive(Sock& k) {
         continue;
       }
       if (n < 16) { drop_rx("malformed: " + std::to_string(n) + "-byte datagram is shorter than BTH + ICRC", data, n); continue; }
-      if ((data[0] >> 5) == 3) { drop_rx("UD over the UDP transport is not supported", data, n); continue; }
-      uint32_t dqpn = (uint32_t(data[5]) << 16) | (uint32_t(data[6]) << 8) | data[7];
-      if (Qp* q = S_.qp_by_qpn(dev_, dqpn); q && q->init.qp_type == QPT_UD) { drop_rx("UD over the UDP transport is not supported", data, n); continue; }
       wire::Framing f = framing_for(k, src, sport, port_);
       std::swap(f.src_ip, f.dst_ip);               // the peer sent it: src = peer, dst = our bound address
       if (!f.ipv6 && !wire::icrc_ok(f, data, n)) recover_ipv4_id(f, data, n);   // e.g. kernel rxe: ID != 0

@@ -10,7 +10,8 @@
 // and RNR behave as in-process. Single-threaded: poll() and the verbs calls of that session run on one thread.
 // Destroy the transport before its session. Events: PacketSent/PacketReceived/PacketDropped as in-process, with
 // d = 0 (the remote host is not a device of this session); Session::write_pcap() does not include this traffic,
-// UdpTransport::write_pcap() does (real IP/UDP headers). UD QPs are not carried (an AH names no GID).
+// UdpTransport::write_pcap() does (real IP/UDP headers). UD QPs are carried through address handles that name a GID
+// (Session::create_ah_remote); the receive buffer's 40-byte GRH slot holds the datagram's real IP header.
 #pragma once
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -97,6 +98,8 @@ class UdpTransport : public WirePort {
   uint16_t port() const { return port_; }
   void set_peer_port(uint16_t p) { peer_port_ = p ? p : port_; }
   const UdpStats& stats() const { return stats_; }
+  // The bound sockets, for a caller that sleeps in poll()/epoll itself between two poll(0) calls (native/libibverbs).
+  std::vector<int> fds() const { std::vector<int> v; for (auto& k : socks_) v.push_back(k.fd); return v; }
   // Keep every datagram sent and received (with its real IP/UDP framing) for write_pcap().
   void set_capture(bool on) { capture_ = on; }
   Status write_pcap(const std::string& path) const;

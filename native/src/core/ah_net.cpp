@@ -1,0 +1,38 @@
+// Address handles that name a remote host by GID (UD over the UDP transport, native/src/net), and destroy_ah.
+#include <cerrno>
+
+#include "core/impl.h"
+
+namespace vl {
+
+Result<Handle> Session::create_ah_remote(Handle pdh, const uint8_t dgid[16], uint32_t sgid_index) {
+  auto lk_ = impl_->lock();
+  auto& S = *impl_;
+  Pd* p = S.pd(pdh);
+  if (!p) return rfail<Handle>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
+  Device& d = *S.dev(p->dev);
+  if (!d.port) return rfail<Handle>(EINVAL, "pd: device " + d.name + " is not on the network (an AH by GID needs it)");
+  static const uint8_t zero[16] = {};
+  if (!dgid || !std::memcmp(dgid, zero, 16)) return rfail<Handle>(EINVAL, "dgid: the zero GID names no host");
+  if (sgid_index >= d.gids.size()) return rfail<Handle>(EINVAL, "sgid_index: outside the GID table (" + std::to_string(d.gids.size()) + " entries)");
+  Ah a;
+  a.h = S.new_handle(); a.pd = pdh; a.dev = p->dev; a.dest_device = 0; a.sgid_index = sgid_index;
+  a.remote = true; std::memcpy(a.dgid, dgid, 16);
+  S.ahs.emplace(a.h, a);
+  p->users++;
+  if (S.capture) { auto& e = S.emit(EventKind::ObjectCreated, p->dev, a.h, "ah", "AH to a remote host"); e.a = 0; e.b = sgid_index; }
+  return rok(a.h);
+}
+
+Status Session::destroy_ah(Handle ah) {
+  auto lk_ = impl_->lock();
+  auto& S = *impl_;
+  auto it = S.ahs.find(ah);
+  if (it == S.ahs.end()) return fail(ENOENT, "ah: no AH with handle " + std::to_string(ah));
+  if (Pd* p = S.pd(it->second.pd)) p->users--;
+  S.emit_obj(EventKind::ObjectDestroyed, it->second.dev, ah, "ah");
+  S.ahs.erase(ah);
+  return ok();
+}
+
+}  // namespace vl
