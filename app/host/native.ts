@@ -18,6 +18,7 @@ export interface NProfile {
   maxMw: number; maxSrq: number; maxSrqWr: number; maxSrqSge: number; maxQpRdAtom: number; maxQpInitRdAtom: number;
   maxFastRegPageListLen: number; maxInlineData: number; activeMtu: number; maxMrSize: U64; pageSizeCap: U64;
   indirectReg: boolean; zeroBasedMr: boolean; readWithInv: boolean; lkeyEqRkey: boolean; keyBytePolicy: string;
+  notifyReportsMissed: boolean;
 }
 export interface NGid { index: number; gid: string; type: string }
 export interface NDevice { handle: number; name: string; profile: NProfile; nodeGuid: string; gids: NGid[]; portState: number }

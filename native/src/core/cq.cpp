@@ -25,14 +25,17 @@ bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err
     auto& e = emit(EventKind::Cqe, c.dev, c.h, "cq", std::string(wc_status_name(wc.status)) + " wr_id " + std::to_string(wc.wr_id));
     e.wc = wc; e.a = wc.status; e.b = wc.opcode; e.c = wc.qp_num; e.d = c.q.size();
   }
-  if (c.notify == 2 || (c.notify == 1 && (solicited || wc.status != WC_SUCCESS))) {
-    c.notify = 0;
-    if (c.channel) {
-      if (Device* d = dev(c.dev)) d->channel.push_back(c.h);
-      if (capture) { auto& e = emit(EventKind::CompEvent, c.dev, c.h, "cq", "completion event"); e.a = solicited; }
-    }
-  }
+  if (c.notify == 2 || (c.notify == 1 && (solicited || wc.status != WC_SUCCESS))) cq_fire(c, solicited, "completion event");
   return true;
+}
+
+// One-shot: the arm is consumed and, with a completion channel, the CQ is queued on the device's channel for
+// ibv_get_cq_event (the comp_handler of rxe_cq_post / the HCA's completion EQE).
+void SessionImpl::cq_fire(Cq& c, bool solicited, const char* why) {
+  c.notify = 0;
+  if (!c.channel) return;
+  if (Device* d = dev(c.dev)) d->channel.push_back(c.h);
+  if (capture) { auto& e = emit(EventKind::CompEvent, c.dev, c.h, "cq", why); e.a = solicited; }
 }
 
 Result<Handle> Session::create_cq(Handle devh, uint32_t cqe, bool with_channel) {
@@ -74,6 +77,12 @@ Status Session::req_notify_cq(Handle cqh, bool solicited_only) {
   c->notify |= solicited_only ? 1 : 2;
   if (c->notify & 2) c->notify = 2;
   if (S.capture) { auto& e = S.emit(EventKind::CqArmed, c->dev, cqh, "cq", solicited_only ? "armed (solicited)" : "armed (next completion)"); e.a = solicited_only; }
+  // A device that never reports missed events (Profile::notify_reports_missed false, mlx4/mlx5-like) raises the
+  // event at once when armed for the next completion over entries not yet polled: nothing can slip between the
+  // consumer's last empty poll and its arm. rxe's arm only watches for the next CQE (rxe_req_notify_cq).
+  // A solicited-only arm over queued entries does not fire here (the queue does not keep the solicited bit).
+  const Device* d = S.dev(c->dev);
+  if (d && !d->profile.notify_reports_missed && c->notify == 2 && !c->q.empty()) S.cq_fire(*c, false, "completion event (armed over unpolled entries)");
   return ok();
 }
 
@@ -81,7 +90,10 @@ Result<int> Session::req_notify_cq_report_missed(Handle cqh, bool solicited_only
   auto lk_ = impl_->lock();
   auto st = req_notify_cq(cqh, solicited_only);
   if (!st.ok()) return rfail<int>(st.err, st.msg);
-  return rok(impl_->cq(cqh)->q.empty() ? 0 : 1);   // rxe: > 0 iff the CQ is not empty
+  const Cq* c = impl_->cq(cqh);
+  const Device* d = impl_->dev(c->dev);
+  if (d && !d->profile.notify_reports_missed) return rok(0);   // mlx4_ib_arm_cq: never > 0 (the arm fired instead)
+  return rok(c->q.empty() ? 0 : 1);   // rxe_req_notify_cq: > 0 iff the CQ is not empty
 }
 
 std::vector<Wc> Session::poll_cq(Handle cqh, uint32_t max) {
