@@ -8,7 +8,7 @@ import { NativeExecutor } from '../../app/host/executor.ts';
 import { Pipeline, VARIANTS } from './consumers.ts';
 import type { Ctx, Delivery, PipelineOptions, VariantName } from './consumers.ts';
 import { CqRig } from './rig.ts';
-import type { CqView } from './rig.ts';
+import type { CqView } from './timeline.ts';
 
 export type Actor = 'submit' | 'device' | 'irq' | `w${number}`;
 

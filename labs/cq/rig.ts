@@ -1,19 +1,11 @@
 // Lab 2's device rig: an initiator (dev0) streaming signaled RDMA WRITEs to a target (dev1) over one RC QP; the
 // initiator's send CQ has a completion channel. Everything goes through the executor's protocol commands (the same
-// ones the console and the scenarios use), and the CQ's state is followed from the device's event stream:
-//   Cqe (d = CQ depth after the insert), CqArmed, CompEvent (an event queued on the channel), AsyncEvent CQ_ERR,
-// plus the replies of cq.poll / cq.get_event. Nothing here invents device state.
+// ones the console and the scenarios use), and the CQ's state is followed from the device's event stream and the
+// verbs' replies by the lab's one timeline fold (timeline.ts). Nothing here invents device state.
 import type { Executor } from '../../app/host/api.ts';
-import type { Command, DeviceEvent } from '../../app/protocol/index.ts';
-
-/** What the lab knows about the initiator's CQ at any moment (the timeline's row). */
-export interface CqView {
-  entries: number;            // CQEs queued and not yet polled
-  armed: boolean;             // an ibv_req_notify_cq is outstanding (one-shot)
-  pendingEvents: number;      // completion events queued on the channel, not yet taken by ibv_get_cq_event
-  unacked: number;            // events taken and not yet acknowledged (ibv_destroy_cq waits for these)
-  overrun: boolean;           // IBV_EVENT_CQ_ERR seen
-}
+import type { Command } from '../../app/protocol/index.ts';
+import { CqTimeline } from './timeline.ts';
+import type { CqView } from './timeline.ts';
 
 export class RigError extends Error {}
 
@@ -22,7 +14,8 @@ const REQ_LEN = 64;
 type Result = Record<string, unknown>;
 
 export class CqRig {
-  readonly view: CqView = { entries: 0, armed: false, pendingEvents: 0, unacked: 0, overrun: false };
+  readonly timeline: CqTimeline;
+  get view(): CqView { return this.timeline.view; }
   /** virtual time of the device (ns), from engine.step replies */
   nowNs = 0;
   /** the engine had nothing to do at its last step */
@@ -30,24 +23,17 @@ export class CqRig {
   dev0 = 0; dev1 = 0; cq = 0; qp = 0;
   private lkey = 0; private rkey = 0; private src = 0; private dst = 0;
 
-  constructor(readonly ex: Executor, readonly profile: string, readonly cqe = 64) {}
+  /** `keepRows`: keep the CQ timeline's rows (the panel, tests); the explorer needs only the current view */
+  constructor(readonly ex: Executor, readonly profile: string, readonly cqe = 64, keepRows = false) {
+    this.timeline = new CqTimeline(0, keepRows);
+  }
 
   /** Runs one command; a failure is a rig error (the lab's own setup must not fail). */
   private must(c: Command): Result {
     const r = this.ex.exec(c);
-    this.ingest(this.ex.drainEvents());
+    this.timeline.onEvents(this.ex.drainEvents());
     if (!r.ok) throw new RigError(`${c.cmd}: ${r.error.code} ${r.error.message}`);
     return r.result as Result;
-  }
-
-  private ingest(evs: DeviceEvent[]): void {
-    for (const e of evs) {
-      if (e.obj !== this.cq || !this.cq) continue;
-      if (e.kind === 'Cqe') this.view.entries = Number(e.d);
-      else if (e.kind === 'CqArmed') this.view.armed = true;
-      else if (e.kind === 'CompEvent') { this.view.armed = false; this.view.pendingEvents++; }
-      else if (e.kind === 'AsyncEvent') this.view.overrun = true;
-    }
   }
 
   setup(): void {
@@ -61,6 +47,7 @@ export class CqRig {
     this.lkey = this.must({ cmd: 'mr.reg', args: { pd: pd0, addr: this.src, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE'] } }).lkey as number;
     this.rkey = this.must({ cmd: 'mr.reg', args: { pd: pd1, addr: this.dst, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE'] } }).rkey as number;
     this.cq = this.must({ cmd: 'cq.create', args: { device: this.dev0, cqe: this.cqe, channel: true } }).cq as number;
+    this.timeline.cq = this.cq;
     const rcq0 = this.must({ cmd: 'cq.create', args: { device: this.dev0, cqe: 4, channel: false } }).cq as number;
     const cq1 = this.must({ cmd: 'cq.create', args: { device: this.dev1, cqe: 4, channel: false } }).cq as number;
     const cap = { maxSendWr: this.cqe, maxRecvWr: 1, maxSendSge: 1, maxRecvSge: 1, maxInlineData: 0 };
@@ -95,7 +82,7 @@ export class CqRig {
   poll(): { wrId: number; status: string } | null {
     const r = this.must({ cmd: 'cq.poll', args: { cq: this.cq, max: 1 } });
     const wcs = r.wcs as { wrId: number | string; statusName: string }[];
-    this.view.entries -= wcs.length;
+    this.timeline.polled(wcs.length);
     return wcs.length ? { wrId: Number(wcs[0]!.wrId), status: wcs[0]!.statusName } : null;
   }
 
@@ -108,15 +95,14 @@ export class CqRig {
   /** ibv_get_cq_event + ibv_ack_cq_events(cq, 1): false when no event is pending (ENOENT). */
   takeEvent(): boolean {
     const r = this.ex.exec({ cmd: 'cq.get_event', args: { device: this.dev0 } });
-    this.ingest(this.ex.drainEvents());
+    this.timeline.onEvents(this.ex.drainEvents());
     if (!r.ok) {
       if (r.error.code === 'ENOENT') return false;
       throw new RigError(`cq.get_event: ${r.error.code} ${r.error.message}`);
     }
-    this.view.pendingEvents--;
-    this.view.unacked++;
+    this.timeline.gotEvent();
     this.must({ cmd: 'cq.ack_events', args: { cq: this.cq, n: 1 } });
-    this.view.unacked--;
+    this.timeline.acked(1);
     return true;
   }
 }
