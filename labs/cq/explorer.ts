@@ -26,7 +26,7 @@ export interface RunResult {
   delivered: number; violations: Delivery[];
   /** stall: entries left in the CQ with nothing armed to wake anyone (the lost wakeup) */
   stall?: { entries: number; armed: boolean; pendingEvents: number };
-  maskedSteps: number; maskedNs: number; deferredIrqSteps: number;
+  maskedSteps: number; maskedEngineSteps: number; deferredIrqSteps: number;
   trace?: TraceStep[];
 }
 
@@ -116,7 +116,7 @@ export function runSeed(variant: VariantName, seed: number, opts: RunOptions = {
     return {
       variant, seed, verdict, steps: p.step, delivered: p.delivered.length, violations: p.violations,
       ...(ended === 'stall' ? { stall: { entries: rig.view.entries, armed: rig.view.armed, pendingEvents: rig.view.pendingEvents } } : {}),
-      maskedSteps: p.maskedSteps, maskedNs: p.maskedNs, deferredIrqSteps: p.deferredIrqSteps,
+      maskedSteps: p.maskedSteps, maskedEngineSteps: p.maskedEngineSteps, deferredIrqSteps: p.deferredIrqSteps,
       ...(trace ? { trace } : {}),
     };
   } finally {
@@ -128,15 +128,15 @@ export interface ExploreResult {
   variant: VariantName; label: string; profile: string; expect: string;
   options: typeof DEFAULT_OPTIONS; seeds: { from: number; count: number };
   /** runs (interleavings) tried, and how they ended */
-  tried: number; inOrder: number; violating: number; stalled: number; bounded: number;
+  tried: number; steps: number; inOrder: number; violating: number; stalled: number; bounded: number;
   /** out-of-order deliveries over all runs */
   violations: number;
   firstFailingSeed: number | null;
   /** the first out-of-order delivery of the first failing seed: which completion, by which context */
   firstViolation: (Delivery & { by: Ctx }) | null;
   firstStall: { seed: number; entries: number; armed: boolean; pendingEvents: number } | null;
-  /** irq-lock cost: scheduler steps and device time with interrupts off (summed over the runs), worst run */
-  maskedSteps: number; maskedNs: number; deferredIrqSteps: number; worstMaskedSteps: number;
+  /** irq-lock cost: scheduler steps (and engine steps among them) with interrupts off, summed over the runs; worst run */
+  maskedSteps: number; maskedEngineSteps: number; deferredIrqSteps: number; worstMaskedSteps: number;
   verdict: 'violation' | 'in-order' | 'stall';
 }
 
@@ -146,13 +146,14 @@ export function explore(variant: VariantName, count = 100, from = 1, opts: RunOp
   const v = VARIANTS[variant];
   const r: ExploreResult = {
     variant, label: v.label, profile: v.profile, expect: v.expect, options: o, seeds: { from, count },
-    tried: 0, inOrder: 0, violating: 0, stalled: 0, bounded: 0, violations: 0, firstFailingSeed: null, firstViolation: null,
-    firstStall: null, maskedSteps: 0, maskedNs: 0, deferredIrqSteps: 0, worstMaskedSteps: 0, verdict: 'in-order',
+    tried: 0, steps: 0, inOrder: 0, violating: 0, stalled: 0, bounded: 0, violations: 0, firstFailingSeed: null, firstViolation: null,
+    firstStall: null, maskedSteps: 0, maskedEngineSteps: 0, deferredIrqSteps: 0, worstMaskedSteps: 0, verdict: 'in-order',
   };
   for (let seed = from; seed < from + count; seed++) {
     const run = runSeed(variant, seed, { ...opts, trace: false });
     r.tried++;
-    r.maskedSteps += run.maskedSteps; r.maskedNs += run.maskedNs; r.deferredIrqSteps += run.deferredIrqSteps;
+    r.steps += run.steps;
+    r.maskedSteps += run.maskedSteps; r.maskedEngineSteps += run.maskedEngineSteps; r.deferredIrqSteps += run.deferredIrqSteps;
     r.worstMaskedSteps = Math.max(r.worstMaskedSteps, run.maskedSteps);
     if (run.verdict === 'bound') { r.bounded++; continue; }
     if (run.stall) {
