@@ -3,11 +3,11 @@
 // interrupt-context handler, worker i of the thread pipeline) and that actor does one atomic action through the
 // executor. Same seed, same variant, same options: same run, step for step (the device is deterministic too), so
 // a failing seed replays in the console. explore() runs many seeds and reports the first that breaks order.
-import type { Executor } from '../../app/host/api.ts';
 import { NativeExecutor } from '../../app/host/executor.ts';
 import { Pipeline, VARIANTS } from './consumers.ts';
 import type { Ctx, Delivery, PipelineOptions, VariantName } from './consumers.ts';
 import { CqRig } from './rig.ts';
+import type { RigPort } from './rig.ts';
 import type { CqView } from './timeline.ts';
 
 export type Actor = 'submit' | 'device' | 'irq' | `w${number}`;
@@ -85,40 +85,70 @@ function act(p: Pipeline, a: Actor): string {
   return p.work(Number(a.slice(1)));
 }
 
-export interface RunOptions extends Partial<typeof DEFAULT_OPTIONS> { trace?: boolean; executor?: () => Executor }
+export interface RunOptions extends Partial<typeof DEFAULT_OPTIONS> { trace?: boolean }
 
-/** One seeded run of a variant on a fresh device session. */
-export function runSeed(variant: VariantName, seed: number, opts: RunOptions = {}): RunResult {
-  const o = { ...DEFAULT_OPTIONS, ...opts };
-  const v = VARIANTS[variant];
-  const ex = opts.executor ? opts.executor() : new NativeExecutor({ seed });
-  try {
-    const rig = new CqRig(ex, v.profile, 2 * o.maxDepth + 4);
-    rig.setup();
-    rig.arm(v.reportMissedEvents);            // the driver starts in interrupt context, armed
-    const p = new Pipeline(rig, v, o);
-    const pick = scheduler(o.scheduler, seed);
-    const trace: TraceStep[] | undefined = opts.trace ? [] : undefined;
-    let ended: 'done' | 'stall' | 'bound' = 'done';
-    while (!p.done) {
-      if (p.step >= o.maxSteps) { ended = 'bound'; break; }
-      const ready = runnable(p);
-      if (!ready.length) { ended = 'stall'; break; }
-      const who = pick(ready);
-      const action = act(p, who);
-      p.account();
-      trace?.push({
-        step: p.step, actor: who, action, cq: { ...rig.view }, mode: p.mode, depth: p.depth, irqOff: p.irqMasked,
-        handler: p.handler.pc, workers: p.workers.map((w) => w.pc),
-      });
-    }
-    const verdict: Verdict = ended === 'bound' ? 'bound' : p.violations.length ? 'violation' : ended === 'stall' ? 'stall' : 'in-order';
-    return {
-      variant, seed, verdict, steps: p.step, delivered: p.delivered.length, violations: p.violations,
-      ...(ended === 'stall' ? { stall: { entries: rig.view.entries, armed: rig.view.armed, pendingEvents: rig.view.pendingEvents } } : {}),
-      maskedSteps: p.maskedSteps, maskedEngineSteps: p.maskedEngineSteps, deferredIrqSteps: p.deferredIrqSteps,
-      ...(trace ? { trace } : {}),
+/** One seeded run, one step at a time, over any port to a device session (a fresh executor for the explorer, the
+ *  backend host for the lab's step-by-step replay in the console). The session must be fresh (seeded with `seed`):
+ *  the rig creates its own devices. */
+export class SeededRun {
+  readonly options: typeof DEFAULT_OPTIONS;
+  readonly rig: CqRig;
+  readonly pipeline: Pipeline;
+  readonly trace: TraceStep[] = [];
+  private ended: 'running' | 'done' | 'stall' | 'bound' = 'running';
+  private readonly pick: (ready: Actor[]) => Actor;
+
+  constructor(readonly variant: VariantName, readonly seed: number, port: RigPort, opts: RunOptions = {}, private readonly keepTrace = true) {
+    this.options = { ...DEFAULT_OPTIONS, ...opts };
+    const v = VARIANTS[variant];
+    this.rig = new CqRig(port, v.profile, 2 * this.options.maxDepth + 4);
+    this.rig.setup();
+    this.rig.arm(v.reportMissedEvents);            // the driver starts in interrupt context, armed
+    this.pipeline = new Pipeline(this.rig, v, this.options);
+    this.pick = scheduler(this.options.scheduler, seed);
+  }
+
+  get finished(): boolean { return this.ended !== 'running'; }
+
+  /** The next step (null once the run has ended: all delivered, nobody can act, or the step bound). */
+  next(): TraceStep | null {
+    if (this.ended !== 'running') return null;
+    const p = this.pipeline;
+    if (p.done) { this.ended = 'done'; return null; }
+    if (p.step >= this.options.maxSteps) { this.ended = 'bound'; return null; }
+    const ready = runnable(p);
+    if (!ready.length) { this.ended = 'stall'; return null; }
+    const who = this.pick(ready);
+    const action = act(p, who);
+    p.account();
+    const t: TraceStep = {
+      step: p.step, actor: who, action, cq: { ...this.rig.view }, mode: p.mode, depth: p.depth, irqOff: p.irqMasked,
+      handler: p.handler.pc, workers: p.workers.map((w) => w.pc),
     };
+    if (this.keepTrace) this.trace.push(t);
+    if (p.done) this.ended = 'done';
+    return t;
+  }
+
+  result(): RunResult {
+    const p = this.pipeline, e = this.ended, view = this.rig.view;
+    const verdict: Verdict = e === 'bound' ? 'bound' : p.violations.length ? 'violation' : e === 'stall' ? 'stall' : 'in-order';
+    return {
+      variant: this.variant, seed: this.seed, verdict, steps: p.step, delivered: p.delivered.length, violations: p.violations,
+      ...(e === 'stall' ? { stall: { entries: view.entries, armed: view.armed, pendingEvents: view.pendingEvents } } : {}),
+      maskedSteps: p.maskedSteps, maskedEngineSteps: p.maskedEngineSteps, deferredIrqSteps: p.deferredIrqSteps,
+      ...(this.keepTrace ? { trace: this.trace } : {}),
+    };
+  }
+}
+
+/** One seeded run of a variant on a fresh device session, to its end. */
+export function runSeed(variant: VariantName, seed: number, opts: RunOptions = {}): RunResult {
+  const ex = new NativeExecutor({ seed });
+  try {
+    const run = new SeededRun(variant, seed, ex, opts, opts.trace ?? false);
+    while (run.next());
+    return run.result();
   } finally {
     ex.close();
   }

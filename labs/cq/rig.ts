@@ -2,12 +2,19 @@
 // initiator's send CQ has a completion channel. Everything goes through the executor's protocol commands (the same
 // ones the console and the scenarios use), and the CQ's state is followed from the device's event stream and the
 // verbs' replies by the lab's one timeline fold (timeline.ts). Nothing here invents device state.
-import type { Executor } from '../../app/host/api.ts';
-import type { Command } from '../../app/protocol/index.ts';
+import type { ExecResult } from '../../app/host/api.ts';
+import type { Command, DeviceEvent } from '../../app/protocol/index.ts';
 import { CqTimeline } from './timeline.ts';
 import type { CqView } from './timeline.ts';
 
 export class RigError extends Error {}
+
+/** Where the rig's commands go and its events come from: an executor (the explorer's fresh sessions), or the
+ *  backend host (the lab agent: core.execute journals each command; the events come from core.onEvents). */
+export interface RigPort {
+  exec(command: Command): ExecResult;
+  drainEvents(): DeviceEvent[];
+}
 
 const REQ_LEN = 64;
 
@@ -24,14 +31,14 @@ export class CqRig {
   private lkey = 0; private rkey = 0; private src = 0; private dst = 0;
 
   /** `keepRows`: keep the CQ timeline's rows (the panel, tests); the explorer needs only the current view */
-  constructor(readonly ex: Executor, readonly profile: string, readonly cqe = 64, keepRows = false) {
+  constructor(readonly port: RigPort, readonly profile: string, readonly cqe = 64, keepRows = false) {
     this.timeline = new CqTimeline(0, keepRows);
   }
 
   /** Runs one command; a failure is a rig error (the lab's own setup must not fail). */
   private must(c: Command): Result {
-    const r = this.ex.exec(c);
-    this.timeline.onEvents(this.ex.drainEvents());
+    const r = this.port.exec(c);
+    this.timeline.onEvents(this.port.drainEvents());
     if (!r.ok) throw new RigError(`${c.cmd}: ${r.error.code} ${r.error.message}`);
     return r.result as Result;
   }
@@ -94,8 +101,8 @@ export class CqRig {
 
   /** ibv_get_cq_event + ibv_ack_cq_events(cq, 1): false when no event is pending (ENOENT). */
   takeEvent(): boolean {
-    const r = this.ex.exec({ cmd: 'cq.get_event', args: { device: this.dev0 } });
-    this.timeline.onEvents(this.ex.drainEvents());
+    const r = this.port.exec({ cmd: 'cq.get_event', args: { device: this.dev0 } });
+    this.timeline.onEvents(this.port.drainEvents());
     if (!r.ok) {
       if (r.error.code === 'ENOENT') return false;
       throw new RigError(`cq.get_event: ${r.error.code} ${r.error.message}`);

@@ -1,11 +1,15 @@
 // The CQ timeline folded from the real device's events and replies, on both notify semantics: the lost wakeup is a
 // row with an entry, the CQ armed, and no event pending (rxe); on cx the same arm raises the event at once.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { NativeExecutor } from '../../app/host/executor.ts';
 import { CqRig } from './rig.ts';
 
-function rig(profile: string): CqRig {
-  const r = new CqRig(new NativeExecutor({ seed: 1 }), profile, 8);
+const open: NativeExecutor[] = [];
+afterEach(() => { for (const ex of open.splice(0)) ex.close(); });
+function rig(profile: string, keepRows = false): CqRig {
+  const ex = new NativeExecutor({ seed: 1 });
+  open.push(ex);
+  const r = new CqRig(ex, profile, 8, keepRows);
   r.setup();
   return r;
 }
@@ -34,7 +38,6 @@ describe('lab cq timeline', () => {
     expect(r.view).toMatchObject({ entries: 1, armed: true, pendingEvents: 0 });
     expect(r.takeEvent()).toBe(false);
     expect(r.arm(true)).toBe(1);
-    r.ex.close();
   });
 
   it('cx: the arm over an unpolled entry fires at once and report-missed is 0', () => {
@@ -45,18 +48,15 @@ describe('lab cq timeline', () => {
     expect(r.takeEvent()).toBe(true);
     expect(r.poll()).toEqual({ wrId: 0, status: 'IBV_WC_SUCCESS' });
     expect(r.view.entries).toBe(0);
-    r.ex.close();
   });
 
   it('keeps a row per change when asked (the panel)', () => {
-    const r = new CqRig(new NativeExecutor({ seed: 1 }), 'rxe', 8, true);
-    r.setup();
+    const r = rig('rxe', true);
     r.arm(false);
     complete(r, 0);
     r.takeEvent();
     r.poll();
     expect(r.timeline.rows.map((x) => x.what)).toEqual(['armed (next)', 'CQE (depth 1)', 'completion event', 'get_cq_event', 'ack_cq_events 1', 'poll: 1']);
     expect(r.timeline.rows.at(-1)!.cq).toMatchObject({ entries: 0, armed: false, pendingEvents: 0, unacked: 0 });
-    r.ex.close();
   });
 });
