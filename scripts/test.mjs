@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // npm test: installs what is missing, then runs every suite and ends with one line "N passed, N failed".
 //   (a) C++ unit tests (gtest, release)   (b) the same under ASan+UBSan   (c) tsc (main + Electron configs)
-//   (d) vitest (app/**, renderer/** *.test.ts)   (e) scenarios (e2e/scenarios/*.json)   (f) Playwright e2e
-// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e)
+//   (d) vitest (app/**, renderer/** *.test.ts)   (e) scenarios (scenarios/*.json, labs/*/scenarios/*.json)
+//   (g) labs (every lab of labs/ headless: verbslab lab run all)   (f) Playwright e2e
+// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, labs, e2e)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +15,7 @@ const results = path.join(root, 'build', 'test-results');
 fs.mkdirSync(results, { recursive: true });
 const argv = process.argv.slice(2);
 const onlyArg = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] ?? '' : '';
-const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e' };
+const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'labs' };
 const only = new Set(onlyArg.split(',').filter(Boolean).map((s) => SUITES[s] ?? s));
 const want = (name) => only.size === 0 || only.has(name);
 const t0 = Date.now();
@@ -136,12 +137,15 @@ if (want('vitest')) {
 }
 
 if (want('scenarios')) {
-  const dir = path.join(root, 'e2e', 'scenarios');
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')) : [];
-  if (files.length && fs.existsSync(path.join(root, 'app', 'scenario', 'cli.ts'))) {
-    step(`scenarios (${files.length} in e2e/scenarios)`);
+  // the general library and each lab's recorded scenarios (the runner takes directories)
+  const labsDir = path.join(root, 'labs');
+  const dirs = ['scenarios', ...(fs.existsSync(labsDir) ? fs.readdirSync(labsDir).sort().map((id) => path.join('labs', id, 'scenarios')) : [])]
+    .filter((d) => fs.existsSync(path.join(root, d)));
+  const count = dirs.reduce((n, d) => n + fs.readdirSync(path.join(root, d)).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).length, 0);
+  if (count && fs.existsSync(path.join(root, 'app', 'scenario', 'cli.ts'))) {
+    step(`scenarios (${count} in ${dirs.join(', ')})`);
     await sh(process.execPath, ['scripts/build.mjs', 'addon']);
-    const r = await sh(process.execPath, ['app/cli/verbslab.mjs', 'run', '--json', 'e2e/scenarios'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const r = await sh(process.execPath, ['app/cli/verbslab.mjs', 'run', '--json', ...dirs], { stdio: ['ignore', 'pipe', 'inherit'] });
     let s = null;
     try { s = JSON.parse(r.out); } catch { /* not JSON */ }
     if (s && typeof s.passed === 'number') {
@@ -149,8 +153,25 @@ if (want('scenarios')) {
       record('scenarios', s.passed, s.failed);
     } else record('scenarios', 0, 1, `no JSON summary (exit ${r.code})`);
   } else {
-    console.log('\n== scenarios: none registered (e2e/scenarios/*.json with app/scenario/cli.ts)');
+    console.log('\n== scenarios: none registered (scenarios/*.json with app/scenario/cli.ts)');
   }
+}
+
+if (want('labs')) {
+  const labsDir = path.join(root, 'labs');
+  const ids = fs.existsSync(labsDir) ? fs.readdirSync(labsDir).filter((id) => fs.existsSync(path.join(labsDir, id, 'lab.json'))) : [];
+  if (ids.length) {
+    step(`labs (${ids.join(', ')}: every step headless)`);
+    await sh(process.execPath, ['scripts/build.mjs', 'addon']);
+    const r = await sh(process.execPath, ['app/cli/verbslab.mjs', 'lab', 'run', 'all', '--json', '--junit', path.join(results, 'labs.xml')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let s = null;
+    try { s = JSON.parse(r.out); } catch { /* not JSON */ }
+    if (s && Array.isArray(s.runs)) {
+      const steps = s.runs.flatMap((x) => x.steps.map((st) => ({ ...st, lab: x.id })));
+      for (const st of steps) if (!st.passed) console.log(`   FAIL ${st.lab}/${st.id}: ${st.failure}`);
+      record('labs', steps.filter((st) => st.passed).length, steps.filter((st) => !st.passed).length + s.errors.length, s.errors.join('; '));
+    } else record('labs', 0, 1, `no JSON summary (exit ${r.code})`);
+  } else console.log('\n== labs: none (labs/<id>/lab.json)');
 }
 
 if (want('e2e')) {

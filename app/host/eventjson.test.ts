@@ -13,10 +13,11 @@ import type { Executor } from './api.ts';
 import type { DeviceEvent } from '../protocol/index.ts';
 import { addDropped, concatFrames, decodeFrames, frameEvents, frameTotals } from '../protocol/index.ts';
 import { EventBatcher, EventBinary, EventText } from './batcher.ts';
+import { REPO_ROOT, libraryFiles } from '../scenario/library.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const dir = path.join(root, 'e2e/scenarios');
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).sort();
+const dir = REPO_ROOT;
+const files = libraryFiles().map((f) => path.relative(REPO_ROOT, f));
 
 type Mod = typeof import('./executor.ts');
 let mod: Mod | undefined;

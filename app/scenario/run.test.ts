@@ -8,12 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseScenarioText } from './load.ts';
 import { ScenarioRun, runScenario } from './run.ts';
+import { libraryFile } from './library.ts';
 import type { Scenario, Step } from '../protocol/scenario.ts';
 import type { Executor } from '../host/api.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const load = (f: string): Scenario => {
-  const r = parseScenarioText(fs.readFileSync(path.join(root, 'e2e/scenarios', f), 'utf8'), f);
+  const r = parseScenarioText(fs.readFileSync(libraryFile(f), 'utf8'), f);
   if (!r.ok) throw new Error(r.error.message);
   return r.scenario;
 };
@@ -145,7 +146,7 @@ describe.skipIf(!factory)('scenario runner', () => {
       bad.steps[i]!.expect!.wc![0]!.status = 'IBV_WC_REM_ACCESS_ERR';
       fs.writeFileSync(path.join(tmp, 'bad.json'), JSON.stringify(bad));
       fs.writeFileSync(path.join(tmp, 'broken.json'), '{"verbslab": ');
-      const good = path.join(root, 'e2e/scenarios/rc_rdma_write.json');
+      const good = libraryFile('rc_rdma_write.json');
       const junit = path.join(tmp, 'junit.xml');
       const pcap = path.join(tmp, 'wire.pcap');
       const out: string[] = [];

@@ -22,9 +22,11 @@ const WORDS: Record<string, string> = {
   IBV_WC_GENERAL_ERR: 'a general error',
 };
 
-export function explainWc(status: number | string, keyCheckReason?: string): string {
+/** `reason`: the device's own words for this failure (a failed KeyCheck, or the refusal of a local operation —
+ *  BIND_MW, LOCAL_INV, REG_MR — that the device gave as it started the WQE), quoted after the status's words */
+export function explainWc(status: number | string, reason?: string): string {
   const name = typeof status === 'number' ? WcStatus.name(status) : status;
   const w = WORDS[name] ?? 'no explanation recorded for this status';
-  if (keyCheckReason && /ACCESS|PROT|INV_REQ/.test(name)) return `${w}: ${keyCheckReason}`;
+  if (reason && /ACCESS|PROT|INV_REQ|MW_BIND|LOC_QP_OP/.test(name)) return `${w}: ${reason}`;
   return w;
 }

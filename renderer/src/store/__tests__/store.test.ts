@@ -6,6 +6,7 @@ import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog, keyByte, keyInde
 import { EVENT_KINDS, OBJ_KINDS } from '../../../../app/protocol/index.ts';
 import { accessProblem, commandProblem } from '../validate.ts';
 import { explainWc } from '../explain.ts';
+import { emptyReply, sessionInfo } from './replies.ts';
 
 let seq = 0;
 const ev = (kind: string, over: Partial<DeviceEvent> = {}): DeviceEvent => ({
@@ -156,7 +157,7 @@ describe('key table derivation', () => {
 
   it('merges an mr.reg reply (access number, SG segments)', () => {
     const k = new KeyTable();
-    k.applyInfo('MR', { handle: 3, pd: 1, lkey: 0x305, rkey: 0x305, addr: 4096, length: 64, iova: 4096, access: 7, kind: 'fast_reg', state: 'valid',
+    k.applyInfo('MR', { handle: 3, mr: 3, accessNames: [], pd: 1, lkey: 0x305, rkey: 0x305, addr: 4096, length: 64, iova: 4096, access: 7, kind: 'fast_reg', state: 'valid',
       sg: [{ addr: 4096, length: 32, lkey: 0 }, { addr: 8192, length: 32, lkey: 0 }] });
     const r = k.rows()[0];
     expect(r.access).toBe(7);
@@ -175,7 +176,8 @@ describe('key table derivation', () => {
 describe('ring slot derivation', () => {
   it('tracks SQ producer/consumer and slot status from Wqe events', () => {
     const q = new QueueModel();
-    q.applyQpInfo({ handle: 9, qpNum: 0x11, init: { pd: 1, sendCq: 2, recvCq: 2, qpType: 2, cap: { maxSendWr: 4, maxRecvWr: 4 } }, attr: { qpState: 0 } });
+    // (a qp.query reply carries every attribute; this one lists those the model reads)
+    q.applyQpInfo({ handle: 9, qp: 9, qpNum: 0x11, device: 1, init: { pd: 1, sendCq: 2, recvCq: 2, srq: 0, qpType: 2, cap: { maxSendWr: 4, maxRecvWr: 4 } }, attr: { qpState: 0, destQpNum: 0 } } as unknown as Parameters<QueueModel['applyQpInfo']>[0]);
     // WqePosted: a = wr_id, b = WR opcode (0 = RDMA_WRITE), c = length, d = occupancy
     for (let i = 0; i < 6; i++) q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 9, a: 100 + i, b: 0, c: 8, d: i + 1 }));
     const sq = q.rings.get('qp:9:sq')!;
@@ -301,8 +303,7 @@ describe('a console that connects late', () => {
           live!({ type: 'events', first: 3, count: 2, dropped: 0, events: [3, 4].map((s) => ev('Log', { seq: s, text: `live ${s}` })) });
           return { type: 'reply', id: 1, ok: true, result: { first: 1, count: 6, events: history } } as Reply;
         }
-        if (c.cmd === 'session.info') return { type: 'reply', id: 2, ok: true, result: { objects: [] } } as Reply;
-        return { type: 'reply', id: 3, ok: true, result: { devices: [] } } as Reply;
+        return { type: 'reply', id: 2, ok: true, result: emptyReply(c.cmd) } as Reply;
       },
       onEvents: (cb) => { live = cb as typeof live; return () => {}; }, onHost: () => () => {}, control: () => {},
     };
@@ -324,7 +325,7 @@ describe('a console that connects late', () => {
   it('does not fetch the history when it already has events', async () => {
     const calls: string[] = [];
     const t: ConsoleTransport = {
-      call: async (c) => { calls.push(c.cmd); return { type: 'reply', id: 1, ok: true, result: { devices: [], objects: [] } } as Reply; },
+      call: async (c) => { calls.push(c.cmd); return { type: 'reply', id: 1, ok: true, result: emptyReply(c.cmd) } as Reply; },
       onEvents: () => () => {}, onHost: () => () => {}, control: () => {},
     };
     const frames = manualFrames();
@@ -344,7 +345,7 @@ describe('late connect, concurrently', () => {
         calls.push(c.cmd);
         await new Promise((r) => setTimeout(r, 5));
         if (c.cmd === 'events.recent') return { type: 'reply', id: 1, ok: true, result: { events: [1, 2].map((s) => ev('Log', { seq: s })) } } as Reply;
-        return { type: 'reply', id: 1, ok: true, result: { devices: [], objects: [] } } as Reply;
+        return { type: 'reply', id: 1, ok: true, result: emptyReply(c.cmd) } as Reply;
       },
       onEvents: () => () => {}, onHost: () => () => {}, control: () => {},
     };
@@ -368,7 +369,7 @@ describe('load generator counts', () => {
         call: async (c: Command) => {
           calls.push(c.cmd);
           if (c.cmd === 'engine.traffic') { trafficOn = (c.args as { on: boolean }).on; return { type: 'reply', id: 1, ok: true, result: { traffic: { on: trafficOn, qp: 5, posted, completed: 0 } } } as Reply; }
-          if (c.cmd === 'session.info') { posted += 64; return { type: 'reply', id: 2, ok: true, result: { objects: [], traffic: { on: trafficOn, qp: 5, posted, completed: posted >> 8 } } } as Reply; }
+          if (c.cmd === 'session.info') { posted += 64; return { type: 'reply', id: 2, ok: true, result: sessionInfo({ traffic: { on: trafficOn, qp: 5, cq: 2, wrs: 1, posted, completed: posted >> 8 } }) } as Reply; }
           return { type: 'reply', id: 3, ok: true, result: {} } as Reply;
         },
         onEvents: () => () => {}, onHost: () => () => {}, control: () => {},

@@ -69,10 +69,11 @@ describe('memory marks', () => {
 
 describe('reply readers', () => {
   it('reads memory.read hex and a device.list entry', () => {
-    expect([...bytesFrom({ addr: 1, length: 3, hex: 'cafe01' })]).toEqual([0xca, 0xfe, 0x01]);
+    expect([...bytesFrom('cafe01')]).toEqual([0xca, 0xfe, 0x01]);
+    // (the reply's profile carries every limit; this one lists those the view reads)
     const d = deviceView({ handle: 2, device: 2, name: 'left', portState: 4, nodeGuid: '00564cfffe000002',
       gids: [{ index: 1, gid: '0000:0000:0000:0000:0000:ffff:0a00:0002', type: 'RoCE v2' }],
-      profile: { name: 'rxe', deviceCapFlags: 0x1223c76, atomicCap: 1, maxQp: 65536, maxCqe: 32767, activeMtu: 3, activeMtuName: 'IBV_MTU_1024', transport: 'RoCEv2' } });
+      profile: { name: 'rxe', deviceCapFlags: 0x1223c76, atomicCap: 1, maxQp: 65536, maxCqe: 32767, activeMtu: 3, activeMtuName: 'IBV_MTU_1024', transport: 'RoCEv2', atomicCapName: 'IBV_ATOMIC_HCA' }, portStateName: 'IBV_PORT_ACTIVE', net: null } as unknown as Parameters<typeof deviceView>[0]);
     expect(d).toMatchObject({ handle: 2, name: 'left', profile: 'rxe', atomicCap: 'IBV_ATOMIC_HCA', portStateName: 'IBV_PORT_ACTIVE', activeMtu: 'IBV_MTU_1024' });
     expect(d.capNames).toContain('IBV_DEVICE_MEM_WINDOW');
     expect(d.limits).toContainEqual(['max_qp', 65536]);
