@@ -1,10 +1,15 @@
 // The agent replays a seed through a host port (commands executed one by one, events handed out after each) and
 // gets the explorer's run, step for step; bad arguments are refused with the field named.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { HostCore } from '../../app/host/core.ts';
 import { NativeExecutor } from '../../app/host/executor.ts';
 import type { ExecResult } from '../../app/host/api.ts';
 import type { Command, DeviceEvent } from '../../app/protocol/index.ts';
-import { CqAgent } from './host.ts';
+import { CqAgent, attach } from './host.ts';
+import { ExploreResult, ReplayView } from './commands.ts';
 import type { AgentHost } from './host.ts';
 import { runSeed } from './explorer.ts';
 import type { TraceStep } from './explorer.ts';
@@ -65,5 +70,40 @@ describe('lab cq agent', () => {
     const r = new CqAgent(h).explore({ variant: 'never-reports', seeds: 5 });
     expect(r).toMatchObject({ ok: true, result: { tried: 5, verdict: 'in-order' } });
     expect(h.commands).toEqual([]);
+  }, 120_000);
+});
+
+describe('lab cq agent in the backend host', () => {
+  it('answers lab.cq.start / lab.cq.step / lab.cq.explore with replies of their schemas; the run is journaled', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-labcq-'));
+    const core = new HostCore(new NativeExecutor(), { sessionDir: dir, defaultDevice: 'rxe' });
+    try {
+      attach(core);
+      core.start();
+      const s = core.execute({ cmd: 'lab.cq.start', args: { variant: 'report-missed', seed: 1 } });
+      expect(s.ok).toBe(true);
+      expect(ReplayView.parse((s as { result: unknown }).result)).toMatchObject({ at: 0, finished: false });
+      const steps: unknown[] = [];
+      for (let i = 0; i < 100; i++) {
+        const r = core.execute({ cmd: 'lab.cq.step', args: { count: 100 } });
+        if (!r.ok) throw new Error(r.error.message);
+        const v = ReplayView.parse(r.result);
+        steps.push(...v.steps);
+        if (v.finished) { expect(v.result.verdict).toBe('violation'); break; }
+      }
+      expect(steps).toEqual(runSeed('report-missed', 1, { trace: true }).trace);
+      // the device commands went through the host: journaled (a restart replays them)
+      const j = core.execute({ cmd: 'journal.get', args: {} });
+      const cmds = (j as { result: { entries: { cmd: string }[] } }).result.entries.map((e) => e.cmd);
+      expect(cmds[0]).toBe('session.reset');
+      expect(cmds).toContain('cq.req_notify');
+      expect(cmds).toContain('engine.step');
+      const e = core.execute({ cmd: 'lab.cq.explore', args: { variant: 'irq-lock', seeds: 3, from: 1 } });
+      expect(ExploreResult.parse((e as { result: unknown }).result)).toMatchObject({ tried: 3, verdict: 'in-order' });
+      expect(core.execute({ cmd: 'lab.cq.start', args: { variant: 'nope', seed: 1 } } as never)).toMatchObject({ ok: false });
+    } finally {
+      core.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 });

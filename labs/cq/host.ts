@@ -6,6 +6,7 @@
 //   start     session.reset with the run's seed, then the rig's setup: the run's step 0
 //   step      the next n steps of the run
 import type { ExecResult } from '../../app/host/api.ts';
+import type { HostCore } from '../../app/host/core.ts';
 import type { Command, DeviceEvent } from '../../app/protocol/index.ts';
 import { VARIANTS } from './consumers.ts';
 import type { VariantName } from './consumers.ts';
@@ -82,4 +83,13 @@ export class CqAgent {
     const { trace: _trace, ...result } = r.result();
     return { variant: r.variant, seed: r.seed, at: r.pipeline.step, finished: r.finished, steps, result };
   }
+}
+
+/** The host extension entry point (app/host/main.ts attaches labs/<id>/host.ts): lab.cq.explore / start / step. */
+export function attach(core: HostCore): CqAgent {
+  const agent = new CqAgent(core);
+  core.register({ name: 'lab.cq.explore', handler: (c) => agent.explore(c.args) });
+  core.register({ name: 'lab.cq.start', handler: (c) => agent.start(c.args) });
+  core.register({ name: 'lab.cq.step', handler: (c) => agent.step(c.args) });
+  return agent;
 }
