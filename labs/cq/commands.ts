@@ -8,14 +8,15 @@ import { command } from '../../app/protocol/descriptor.ts';
 const host = { answeredBy: 'host', step: false, recorded: false } as const;
 const Variant = z.enum(['report-missed', 'never-reports', 'irq-lock', 'no-repoll']);
 const Seed = z.number().int().min(0).max(2 ** 32 - 1);
-const Ctx = z.string().regex(/^(irq|w\d+)$/);
+const Worker = z.templateLiteral(['w', z.number().int().min(0)]);
+const Ctx = z.union([z.literal('irq'), Worker]);
 
 const Delivery = z.object({ step: z.number(), wrId: z.number(), expected: z.number(), by: Ctx, inOrder: z.boolean() });
 const CqView = z.object({
   entries: z.number(), armed: z.boolean(), solicitedOnly: z.boolean(), pendingEvents: z.number(), unacked: z.number(), overrun: z.boolean(),
 });
 export const TraceStep = z.object({
-  step: z.number(), actor: z.string().regex(/^(submit|device|irq|w\d+)$/), action: z.string(),
+  step: z.number(), actor: z.union([z.enum(['submit', 'device', 'irq']), Worker]), action: z.string(),
   cq: CqView, mode: z.enum(['irq', 'thread']), depth: z.number(), irqOff: z.boolean(), handler: z.string(), workers: z.array(z.string()),
 });
 const RunSummary = z.object({
