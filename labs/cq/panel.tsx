@@ -17,6 +17,7 @@ export interface CqRunPanelProps {
   run: RunResult;                 // with trace
   at: number;                     // 1-based step shown (0: before the first step)
   onStep?: (at: number) => void;  // step buttons (absent: read-only)
+  more?: boolean;                 // the run goes on past its last step drawn (a live replay): stepping asks for it
   window?: number;                // how many timeline rows around `at`
 }
 
@@ -34,7 +35,7 @@ function Consumers({ t }: { t: TraceStep }) {
 function CqState({ t }: { t: TraceStep }) {
   const bar = Math.min(t.cq.entries, ENTRY_SCALE);
   return (
-    <div className="row" data-testid="cq-state">
+    <div className="qcard-head" data-testid="cq-state">
       <span className="mono" data-testid="cq-entries" title="CQEs queued, not yet polled">
         entries {t.cq.entries} <span className="heat">{Array.from({ length: bar }, (_, i) => <span key={i} className="heat-cell" />)}</span>
       </span>
@@ -47,7 +48,7 @@ function CqState({ t }: { t: TraceStep }) {
   );
 }
 
-export function CqRunPanel({ run, at, onStep, window = 12 }: CqRunPanelProps) {
+export function CqRunPanel({ run, at, onStep, more = false, window = 12 }: CqRunPanelProps) {
   const trace = run.trace ?? [];
   const n = trace.length;
   const cur = Math.max(0, Math.min(at, n));
@@ -62,9 +63,9 @@ export function CqRunPanel({ run, at, onStep, window = 12 }: CqRunPanelProps) {
         <span className="muted">step {cur} of {n} · {run.verdict}</span>
         {onStep ? (
           <span className="actions">
-            <button type="button" disabled={cur === 0} onClick={() => onStep(0)}>⏮</button>
+            <button type="button" disabled={cur === 0} onClick={() => onStep(0)}>to step 0</button>
             <button type="button" disabled={cur === 0} onClick={() => onStep(cur - 1)} data-testid="cq-step-back">◀ step</button>
-            <button type="button" disabled={cur >= n} onClick={() => onStep(cur + 1)} data-testid="cq-step">step ▶</button>
+            <button type="button" disabled={cur >= n && !more} onClick={() => onStep(cur + 1)} data-testid="cq-step">step ▶</button>
             {run.violations[0] ? <button type="button" onClick={() => onStep(run.violations[0]!.step)} data-testid="cq-goto-violation">first violation</button> : null}
           </span>
         ) : null}
@@ -130,7 +131,7 @@ export function CqLabPanel() {
   };
 
   return (
-    <div className="panel-body stack" data-testid="lab-cq">
+    <div className="panel-body stack" data-testid="lab-cq-tab">
       <div className="card"><div className="card-body">
         <div className="form">
           <label className="field"><span className="field-label">variant</span>
@@ -156,7 +157,7 @@ export function CqLabPanel() {
         <button type="button" onClick={() => void goto(explored.firstViolation!.step)} data-testid="lab-cq-to-violation">
           run to step {explored.firstViolation.step} (the first out-of-order delivery)</button>
       ) : null}
-      {run ? <CqRunPanel run={run} at={at} onStep={(n) => void goto(n)} /> : null}
+      {run ? <CqRunPanel run={run} at={at} more={!finished} onStep={(n) => void goto(n)} /> : null}
     </div>
   );
 }
