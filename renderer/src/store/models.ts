@@ -2,8 +2,9 @@
 // objects' full descriptions). High-rate updates mutate these in place; the store publishes a version
 // number per domain once per animation frame (GUI-STACK 4.6).
 import type { DeviceEvent, ResultOf, RingSnapshot } from '../../../app/protocol/index.ts';
-import { Access, QpState, QpType, WcOpcode, WcStatus, WrOpcode, namesOf } from '../../../app/protocol/index.ts';
-import { bthOpcodeName, bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
+import { Access, Change, KeyState, QpState, QpType, WcOpcode, WcStatus, WrOpcode, bthOpcodeName, namesOf } from '../../../app/protocol/index.ts';
+import { decodePayload, payloadOfPacket, type DecodedPayload } from '../../../app/protocol/decoders.ts';
+import { bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
 
 // ------------------------------------------------------------------ keys (MRs and MWs)
 export interface KeySeg { addr: number; length: number }
@@ -66,30 +67,25 @@ export class KeyTable {
     if (e.kind !== 'ObjectCreated' && e.kind !== 'ObjectModified') return false;
     const k = this.entry(e.obj, type);
     if (e.device) k.device = e.device;
-    // Event numbers (native/EVENTS.md): a = lkey, b = rkey, c = addr, d = length for MR/MW objects
+    // Event numbers (native/EVENTS.md); what changed is the event's typed `change`, the key's state its `keyState`
     if (e.kind === 'ObjectCreated' && type === 'MR') {
       // user MR: a = lkey, b = rkey, c = addr, d = length; fast-reg MRs are created free, no range yet (c = max_num_sg)
-      const free = /\(free\)/.test(e.text ?? '');
       if (e.a) k.lkey = e.a; if (e.b) k.rkey = e.b;
-      if (free) k.state = 'free';
-      else { if (e.c) k.addr = e.c; if (e.d) k.length = e.d; }
+      if (e.keyState !== KeyState.values.free) { if (e.c) k.addr = e.c; if (e.d) k.length = e.d; }
     }
-    if (e.kind === 'ObjectCreated' && type === 'MW') { k.rkey = k.lkey = e.a; k.kind = `type ${e.b}`; k.state = 'free'; }
-    if (e.kind === 'ObjectModified' && type === 'MW' && /bound/.test(e.text ?? '')) {
-      // MW bound: a = rkey, b = addr, c = length, d = access
-      k.rkey = k.lkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; k.state = 'valid';
-    }
-    if (e.kind === 'ObjectModified' && type === 'MR') {
-      const t = e.text ?? '';
-      if (/key now/.test(t)) { k.lkey = e.a; k.rkey = e.b; }                                       // rereg: a = lkey, b = rkey
-      else if (/^REG_MR/.test(t)) { k.lkey = k.rkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; } // a = key, b = iova, c = length, d = access
-      else if (/^map_mr_sg/.test(t)) { k.addr = e.c; k.length = e.d; }                             // c = iova, d = length
+    if (e.kind === 'ObjectCreated' && type === 'MW') { k.rkey = k.lkey = e.a; k.kind = `type ${e.b}`; }
+    if (e.kind === 'ObjectModified') {
+      switch (e.change) {
+        case Change.values.BIND: k.rkey = k.lkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; break;   // a = rkey, b = addr, c = length, d = access
+        case Change.values.REREG: k.lkey = e.a; k.rkey = e.b; break;                                          // a = lkey, b = rkey
+        case Change.values.REG_MR: k.lkey = k.rkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; break;  // a = key, b = iova, c = length, d = access
+        case Change.values.MAP_MR_SG: k.addr = e.c; k.length = e.d; break;                                   // c = iova, d = length
+      }
     }
     // any structured detail the host decoded for us wins
     const info = (e as unknown as Rec).info ?? (e as unknown as Rec).obj_info;
     if (isRec(info)) this.applyInfo(type, info as unknown as KeyInfo, e.obj);
-    const st = /\b(valid|free|invalid)\b/.exec(e.text ?? '');
-    if (e.kind === 'ObjectModified' && st) k.state = st[1];
+    if (e.keyState !== undefined) k.state = KeyState.name(e.keyState);
     return true;
   }
 
@@ -261,7 +257,7 @@ export class QueueModel {
       }
       case 'WqeCompleted': {
         // a = wr_id, b = status, c = WC opcode, d = whether a CQE is generated; receive completions have c >= 128
-        const recv = e.c >= 128 || /^receive/.test(e.text ?? '');
+        const recv = e.c >= WcOpcode.values.IBV_WC_RECV;   // receive completions carry IBV_WC_RECV / RECV_RDMA_WITH_IMM
         const q = this.qps.get(e.obj);
         const key = recv ? (q?.srq ? `srq:${q.srq}` : `qp:${e.obj}:rq`) : `qp:${e.obj}:sq`;
         const r = this.rings.get(key);
@@ -374,6 +370,12 @@ export class PacketRow {
   get nak() { return this.fields.nak; }
   get length() { return this.fields.length; }
   get hex() { return this.fields.hex; }
+  private d: DecodedPayload | null | undefined;
+  /** the payload as a registered upper-layer decoder reads it (app/protocol/decoders.ts), decoded on first use */
+  get payload(): DecodedPayload | undefined {
+    if (this.d === undefined) { const input = payloadOfPacket(this.pkt); this.d = (input && decodePayload(input)) ?? null; }
+    return this.d ?? undefined;
+  }
 }
 
 /** decoded header fields of a packet, flattened for the header pane (computed only for the selected packet) */
@@ -386,6 +388,8 @@ export function packetFields(p: PacketRow): [string, string][] {
     }
   };
   walk(p.pkt, '');
+  const d = p.payload;
+  if (d) { fields.push([d.protocol, d.summary]); walk(d.fields, `${d.protocol}.`); }
   return fields;
 }
 

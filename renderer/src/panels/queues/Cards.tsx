@@ -4,7 +4,7 @@
 import { QpState, WcOpcode, WcStatus, type QpAttr } from '../../../../app/protocol/index.ts';
 import { useConsole, useModel } from '../../store/context.tsx';
 import { commandProblem } from '../../store/validate.ts';
-import { explainWc } from '../../store/explain.ts';
+import { deviceQuirks, explainWc } from '../../store/explain.ts';
 import { fmtHex } from '../../format.ts';
 import { useForm } from '../../components/form.ts';
 import { ErrorMessage, Field, Pending, parseNum } from '../../components/ui.tsx';
@@ -41,6 +41,8 @@ export function PostRecvForm() {
 function WcList({ cq }: { cq: number }) {
   const poll = useConsole((s) => s.lastPoll[cq]);
   const model = useModel();
+  const devices = useConsole((s) => s.devices);
+  const quirks = deviceQuirks(devices.find((d) => d.handle === model.queues.cqs.get(cq)?.device)?.raw);
   if (!poll) return null;
   if (!poll.wcs.length) return <p className="muted small" data-testid="poll-empty">cq.poll returned no completions.</p>;
   return (
@@ -55,7 +57,7 @@ function WcList({ cq }: { cq: number }) {
           <li key={i} className={st === 0 ? 'wc ok' : 'wc bad'} data-testid="wc">
             <span className="mono" data-testid="wc-status">{WcStatus.name(st)}</span>{' '}
             <span className="mono muted">{WcOpcode.name(op)} wr_id {String(wc.wrId)} byte_len {wc.byteLen} qp_num {fmtHex(wc.qpNum)}</span>
-            <div className="wc-explain" data-testid="wc-explanation">{explainWc(st, local ?? kc?.text)}</div>
+            <div className="wc-explain" data-testid="wc-explanation">{explainWc(st, local ?? kc?.text, quirks, wc.rule)}</div>
           </li>
         );
       })}

@@ -3,7 +3,7 @@ import type { DeviceEvent, Reply, Command } from '../../../../app/protocol/index
 import { ACK_WINDOW, createConsoleStore, type ConsoleTransport } from '../store.ts';
 import { EventRing, FilteredView } from '../eventRing.ts';
 import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog, keyByte, keyIndex } from '../models.ts';
-import { EVENT_KINDS, OBJ_KINDS } from '../../../../app/protocol/index.ts';
+import { Change, EVENT_KINDS, KeyState, OBJ_KINDS } from '../../../../app/protocol/index.ts';
 import { accessProblem, commandProblem } from '../validate.ts';
 import { explainWc } from '../explain.ts';
 import { emptyReply, sessionInfo } from './replies.ts';
@@ -135,24 +135,37 @@ describe('key table derivation', () => {
 
   it('builds rows from ObjectCreated events and marks destroyed keys', () => {
     const k = new KeyTable();
-    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 7, device: 2, a: 0x1a2b, b: 0x1a2b, c: 0x7f0000000000, d: 4096 }));
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 7, device: 2, a: 0x1a2b, b: 0x1a2b, c: 0x7f0000000000, d: 4096, keyState: KeyState.values.valid }));
     expect(k.rows()).toHaveLength(1);
     const r = k.rows()[0];
     expect(r).toMatchObject({ handle: 7, type: 'MR', lkey: 0x1a2b, rkey: 0x1a2b, addr: 0x7f0000000000, length: 4096, state: 'valid' });
-    k.applyEvent(ev('ObjectDestroyed', { objKind: 'mr', obj: 7 }));
+    k.applyEvent(ev('ObjectDestroyed', { objKind: 'mr', obj: 7, keyState: KeyState.values.invalid }));
     expect(k.rows(false)).toHaveLength(0);
     expect(k.rows()[0].state).toBe('destroyed');
   });
 
-  it('follows MW binds and MR re-registration', () => {
+  it('follows MW binds and MR re-registration from the typed change and key state', () => {
     const k = new KeyTable();
-    k.applyEvent(ev('ObjectCreated', { objKind: 'mw', obj: 4, a: 0x2203, b: 1, text: 'MW type 1 rkey 0x00002203' }));
-    expect(k.rows()[0]).toMatchObject({ type: 'MW', rkey: 0x2203, state: 'free' });
-    k.applyEvent(ev('ObjectModified', { objKind: 'mw', obj: 4, a: 0x2204, b: 0x1000, c: 64, d: 2, text: 'MW bound: rkey 0x00002204 [0x1000, +64)' }));
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mw', obj: 4, a: 0x2203, b: 2, text: 'MW type 2 rkey 0x00002203', keyState: KeyState.values.free }));
+    expect(k.rows()[0]).toMatchObject({ type: 'MW', kind: 'type 2', rkey: 0x2203, state: 'free' });
+    k.applyEvent(ev('ObjectModified', { objKind: 'mw', obj: 4, a: 0x2204, b: 0x1000, c: 64, d: 2, change: Change.values.BIND, keyState: KeyState.values.valid }));
     expect(k.rows()[0]).toMatchObject({ rkey: 0x2204, addr: 0x1000, length: 64, access: 2, state: 'valid' });
-    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 5, a: 0x105, b: 0x105, c: 0x2000, d: 16 }));
-    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 5, a: 0x177, b: 0x177, text: 'MR re-registered, key now 0x00000177' }));
-    expect(k.byHandle.get(5)!.rkey).toBe(0x177);
+    k.applyEvent(ev('ObjectModified', { objKind: 'mw', obj: 4, a: 0x2204, change: Change.values.QP_DESTROYED, keyState: KeyState.values.free }));
+    expect(k.rows()[0]).toMatchObject({ rkey: 0x2204, state: 'free' });
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 5, a: 0x105, b: 0x105, c: 0x2000, d: 16, keyState: KeyState.values.valid }));
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 5, a: 0x177, b: 0x178, change: Change.values.REREG, keyState: KeyState.values.valid }));
+    expect(k.byHandle.get(5)).toMatchObject({ lkey: 0x177, rkey: 0x178, addr: 0x2000, length: 16 });
+  });
+
+  it('reads no state from the text: only the typed fields move a key', () => {
+    const k = new KeyTable();
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 6, a: 0x106, b: 0x106, c: 0x1000, d: 8, keyState: KeyState.values.valid }));
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 6, a: 2, b: 2, c: 0x3000, d: 8192, text: 'MR 0x00000106 free, key now 0x999 (REG_MR bound)' }));
+    expect(k.byHandle.get(6)).toMatchObject({ lkey: 0x106, rkey: 0x106, addr: 0x1000, length: 8, state: 'valid' });
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 6, a: 2, b: 2, c: 0x3000, d: 8192, change: Change.values.MAP_MR_SG, keyState: KeyState.values.free }));
+    expect(k.byHandle.get(6)).toMatchObject({ lkey: 0x106, addr: 0x3000, length: 8192, state: 'free' });
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 6, a: 0x1a6, b: 0x4000, c: 64, d: 3, change: Change.values.REG_MR, keyState: KeyState.values.valid }));
+    expect(k.byHandle.get(6)).toMatchObject({ lkey: 0x1a6, rkey: 0x1a6, addr: 0x4000, length: 64, access: 3, state: 'valid' });
   });
 
   it('merges an mr.reg reply (access number, SG segments)', () => {
@@ -162,8 +175,8 @@ describe('key table derivation', () => {
     const r = k.rows()[0];
     expect(r.access).toBe(7);
     expect(r.sg).toEqual([{ addr: 4096, length: 32 }, { addr: 8192, length: 32 }]);
-    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 3, text: 'MR 3 now invalid (LOCAL_INV)' }));
-    expect(k.rows()[0].state).toBe('invalid');
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 3, a: 0x305, text: 'local invalidate: MR 0x00000305 free', change: Change.values.LOCAL_INV, keyState: KeyState.values.free }));
+    expect(k.rows()[0].state).toBe('free');
   });
 
   it('ignores events about other objects', () => {
