@@ -49,7 +49,6 @@ std::optional<CqInfo> Session::cq_info(Handle cqh) const {
   const Cq& c = it->second;
   return CqInfo{c.h, c.dev, c.cqe, c.channel};
 }
-}
 
 Result<Handle> Session::create_cq(Handle devh, uint32_t cqe, bool with_channel) {
   auto lk_ = impl_->lock();
