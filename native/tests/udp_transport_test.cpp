@@ -101,11 +101,11 @@ TEST(UdpTransport, GidHelpersAndMtu) {
   EXPECT_FALSE(vl::net::parse_ip("localhost").ok());
   EXPECT_FALSE(vl::net::parse_ip("300.1.1.1").ok());
   EXPECT_FALSE(vl::net::parse_ip("").ok());
-  EXPECT_EQ(vl::net::roce_active_mtu(1500), MTU_1024);   // WIRE.md 1.7: Ethernet 1500 -> active_mtu 1024
+  EXPECT_EQ(vl::net::roce_active_mtu(1500), MTU_1024);   // docs/wire.md 1.7: Ethernet 1500 -> active_mtu 1024
   EXPECT_EQ(vl::net::roce_active_mtu(9000), MTU_4096);
   EXPECT_EQ(vl::net::roce_active_mtu(65536), MTU_4096);
   EXPECT_EQ(vl::net::roce_active_mtu(576), MTU_256);
-  // rxe's default GID: fe80::/64 + EUI-64 of MAC 52:54:00:00:00:01 = fe80::5054:ff:fe00:1 (WIRE.md 1.1)
+  // rxe's default GID: fe80::/64 + EUI-64 of MAC 52:54:00:00:00:01 = fe80::5054:ff:fe00:1 (docs/wire.md 1.1)
   vl::net::Interface ifc;
   uint8_t mac[6] = {0x52, 0x54, 0, 0, 0, 1};
   std::memcpy(ifc.mac, mac, 6);
