@@ -6,9 +6,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { flattenLab, listLabs } from './lab.ts';
 import { labJunit, runLabs } from './lab-cli.ts';
-import { nativeFactory } from '../host/testing.ts';
+import { executorFactory } from './testlib.ts';
 
-const make = await nativeFactory('lab runs');
+const make = await executorFactory('lab runs');
 
 const tiny = (over: Record<string, unknown> = {}) => ({
   verbslab: 'lab', version: 1, id: 'tiny', title: 't', goal: 'g', question: 'q', devices: [{ name: 'dev0', profile: 'rxe' }],

@@ -6,9 +6,9 @@ import { parseScenarioText } from './load.ts';
 import { ScenarioRun } from './run.ts';
 import { Command, type Command as Cmd } from '../protocol/index.ts';
 import type { Executor } from '../host/api.ts';
-import { nativeFactory } from '../host/testing.ts';
+import { executorFactory } from './testlib.ts';
 
-const factory = await nativeFactory('recorder tests');
+const factory = await executorFactory('recorder tests');
 
 describe.skipIf(!factory)('scenario recorder', () => {
   it('records a live RDMA WRITE session with handles and literal keys, and the saved file replays headless', () => {

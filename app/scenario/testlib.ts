@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseScenarioText } from './load.ts';
 import { libraryFile } from './library.ts';
 import type { Scenario } from '../protocol/scenario.ts';
+import type { Executor } from '../host/api.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -17,4 +18,14 @@ export function loadLibrary(file: string): Scenario {
 }
 
 /** A factory of executors over the native addon, or undefined when it cannot be loaded (`what`: the skipped tests). */
-export { nativeFactory as executorFactory } from '../host/testing.ts';
+export async function executorFactory(what: string): Promise<((seed: number) => Executor) | undefined> {
+  try {
+    const mod = await import('../host/executor.ts');
+    const factory = (seed: number) => mod.createExecutor({ seed });
+    factory(1).close();
+    return factory;
+  } catch (e) {
+    console.warn(`SKIPPED ${what}: native addon not available (${(e as Error).message.split('\n')[0]}); build it with: node scripts/build.mjs addon`);
+    return undefined;
+  }
+}

@@ -162,7 +162,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       }
     });
     c.on('exit', (code, signal) => {
-      for (const cl of clients.values()) cl.inFlight = 0;   // the dead host answers nothing more
+      if (sv.isCurrent(c)) for (const cl of clients.values()) cl.inFlight = 0;   // the dead host answers nothing more
       sv.exited(c, describeExit(code, signal, stderrTail));
     });
     c.on('error', (e) => log(`backend host error: ${e.message}`));
