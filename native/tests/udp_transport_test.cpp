@@ -191,9 +191,9 @@ TEST(UdpTransport, InjectedLossAndDuplicationRecoverInRealTime) {
     check_transfers(p, 128 * 1024);
     if (::testing::Test::HasFatalFailure()) return;
     for (auto& e : p.a.s.drain_events())
-      if (e.kind == EventKind::Timer && e.text.rfind("retransmit", 0) == 0) retransmits++;
+      if (e.kind == EventKind::Timer && e.a == uint64_t(TimerReason::Retransmit)) retransmits++;
     for (auto& e : p.b.s.drain_events())
-      if (e.kind == EventKind::Timer && e.text.rfind("retransmit", 0) == 0) retransmits++;
+      if (e.kind == EventKind::Timer && e.a == uint64_t(TimerReason::Retransmit)) retransmits++;
     if (retransmits && p.a.t->stats().tx_injected_dup + p.b.t->stats().tx_injected_dup) break;
   }
   EXPECT_GT(p.a.t->stats().tx_injected_loss + p.b.t->stats().tx_injected_loss, 0u);
@@ -213,7 +213,7 @@ TEST(UdpTransport, RnrNakThenRetryWhenTheReceiveIsPosted) {
   ASSERT_TRUE(pump({&a, &b}, [&] {
     for (auto& e : a.s.drain_events()) {
       if (log.size() < 4000) log += "a: " + e.text + "\n";
-      if (e.kind == EventKind::Timer && e.text.find("RNR") != std::string::npos) rnr++;
+      if (e.kind == EventKind::Timer && (e.a == uint64_t(TimerReason::RnrWait) || e.a == uint64_t(TimerReason::RnrExpired))) rnr++;
     }
     for (auto& e : b.s.drain_events()) if (log.size() < 4000) log += "b: " + e.text + "\n";
     return rnr >= 2;

@@ -210,7 +210,9 @@ TEST(WireTshark, EveryFrameKindDecodesWithGoodIcrc) {
     EXPECT_EQ(r[5], std::to_string(c.p.psn));
     EXPECT_EQ(r[6], std::to_string((4 - c.payload.size() % 4) % 4));
     EXPECT_NE(r[11].find(":udp:infiniband"), std::string::npos) << r[11];
-    if (!c.corrupt) EXPECT_EQ(r[9], r[7]) << "expected ICRC field vs tshark's Invariant CRC";
+    if (!c.corrupt) {
+      EXPECT_EQ(r[9], r[7]) << "expected ICRC field vs tshark's Invariant CRC";
+    }
     if (opcode_mask(c.p.opcode) & H_AETH) {
       EXPECT_EQ(r[10], std::to_string(c.p.aeth_syndrome));
     }

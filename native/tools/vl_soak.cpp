@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
   std::deque<Op> inflight;          // A's WRs, in posting order
   std::deque<Op> sends;             // SENDs whose receive completion B still owes, in order
   std::vector<bool> busy(kSlots, false);
-  uint64_t next_id = 1, ops = 0, bytes = 0, corrupted = 0, by_op[5] = {}, dropped_icrc = 0, dropped_malformed = 0, dropped_other = 0, taken = 0;
+  uint64_t next_id = 1, ops = 0, bytes = 0, corrupted = 0, by_op[5] = {}, dropped_icrc = 0, dropped_malformed = 0, dropped_other = 0, taken = 0, retransmits = 0;
   const int64_t t0 = mono_ms(), end = t0 + int64_t(seconds * 1000), warm = t0 + int64_t(seconds * 100);
   long rss_warm = 0, rss_max = 0;
   const uint32_t ops_list[5] = {WR_RDMA_WRITE, WR_RDMA_READ, WR_SEND, WR_ATOMIC_FETCH_AND_ADD, WR_ATOMIC_CMP_AND_SWP};
@@ -282,7 +282,8 @@ int main(int argc, char** argv) {
       if (b.read(b.slot(op.slot), op.len) != op.expect) die("SEND bytes differ, wr " + std::to_string(op.wr_id));
       busy[op.slot] = false;
     }
-    a.s.drain_events();
+    for (auto& e : a.s.drain_events())            // A's requester going back to its oldest unacknowledged PSN
+      if (e.kind == EventKind::Timer && e.text.rfind("retransmit", 0) == 0) retransmits++;
     for (auto& e : b.s.drain_events()) {          // what B's receive path dropped, by reason
       if (e.kind == EventKind::PacketReceived && e.obj == decoy) taken++;
       if (e.kind == EventKind::PacketDropped) {
@@ -322,11 +323,11 @@ int main(int argc, char** argv) {
   const double secs = (mono_ms() - t0) / 1000.0;
   if (json) {
     std::printf("{\"seconds\": %.1f, \"ops\": %llu, \"bytes\": %llu, \"writes\": %llu, \"reads\": %llu, \"sends\": %llu, \"fetch_adds\": %llu, \"cmp_swaps\": %llu,"
-                " \"lost\": 0, \"injected\": {\"loss\": %llu, \"duplicate\": %llu, \"corrupted\": %llu}, \"b_dropped\": {\"bad_icrc\": %llu, \"malformed\": %llu, \"out_of_sequence\": %llu},"
+                " \"lost\": 0, \"retransmits\": %llu, \"injected\": {\"loss\": %llu, \"duplicate\": %llu, \"corrupted\": %llu}, \"b_dropped\": {\"bad_icrc\": %llu, \"malformed\": %llu, \"out_of_sequence\": %llu},"
                 " \"a\": {\"tx_packets\": %llu, \"rx_packets\": %llu, \"rx_dropped\": %llu}, \"b\": {\"tx_packets\": %llu, \"rx_packets\": %llu, \"rx_dropped\": %llu},"
                 " \"rss_kb\": {\"after_warmup\": %ld, \"max\": %ld}}\n",
                 secs, (unsigned long long)ops, (unsigned long long)bytes, (unsigned long long)by_op[0], (unsigned long long)by_op[1],
-                (unsigned long long)by_op[2], (unsigned long long)by_op[3], (unsigned long long)by_op[4],
+                (unsigned long long)by_op[2], (unsigned long long)by_op[3], (unsigned long long)by_op[4], (unsigned long long)retransmits,
                 (unsigned long long)(sa.tx_injected_loss + sb.tx_injected_loss), (unsigned long long)(sa.tx_injected_dup + sb.tx_injected_dup),
                 (unsigned long long)corrupted, (unsigned long long)dropped_icrc, (unsigned long long)(dropped_malformed + sb.rx_dropped), (unsigned long long)dropped_other, (unsigned long long)sa.tx_packets, (unsigned long long)sa.rx_packets, (unsigned long long)sa.rx_dropped,
                 (unsigned long long)sb.tx_packets, (unsigned long long)sb.rx_packets, (unsigned long long)sb.rx_dropped, rss_warm, rss_max);
@@ -338,6 +339,7 @@ int main(int argc, char** argv) {
                 (unsigned long long)(sa.tx_injected_loss + sb.tx_injected_loss), (unsigned long long)(sa.tx_injected_dup + sb.tx_injected_dup),
                 (unsigned long long)corrupted, (unsigned long long)dropped_icrc, (unsigned long long)(dropped_malformed + sb.rx_dropped), (unsigned long long)dropped_other, (unsigned long long)sa.tx_packets, (unsigned long long)sa.rx_packets,
                 (unsigned long long)sb.tx_packets, (unsigned long long)sb.rx_packets);
+    std::printf("  A's requester retransmitted (went back to its oldest unacknowledged PSN) %llu times\n", (unsigned long long)retransmits);
     std::printf("  RSS after warm-up %ld KiB, max %ld KiB\n", rss_warm, rss_max);
   }
   if (cfd >= 0) close(cfd);
