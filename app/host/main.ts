@@ -63,6 +63,16 @@ async function extensions(): Promise<HostExtension[]> {
       if (typeof mod.attach === 'function') { out.push(mod as HostExtension); break; }
     }
   }
+  // lab agents: labs/<id>/host.ts exporting attach(core) (e.g. lab cq's explorer and step-by-step replay)
+  const labs = path.resolve(here, '../../labs');
+  for (const id of fs.existsSync(labs) ? fs.readdirSync(labs).sort() : []) {
+    const file = path.join(labs, id, 'host.ts');
+    if (!fs.existsSync(file)) continue;
+    try {
+      const mod = (await import(pathToFileURL(file).href)) as Partial<HostExtension>;
+      if (typeof mod.attach === 'function') out.push(mod as HostExtension);
+    } catch (e) { console.error(`verbslab host: lab agent ${file}: ${(e as Error).message}`); }
+  }
   return out;
 }
 

@@ -19,6 +19,8 @@ export interface NProfile {
   maxMw: number; maxSrq: number; maxSrqWr: number; maxSrqSge: number; maxQpRdAtom: number; maxQpInitRdAtom: number;
   maxFastRegPageListLen: number; maxInlineData: number; activeMtu: number; maxMrSize: U64; pageSizeCap: U64;
   indirectReg: boolean; zeroBasedMr: boolean; readWithInv: boolean; lkeyEqRkey: boolean; keyBytePolicy: string;
+  /** ib_req_notify_cq semantics: true may report missed events (rxe), false never does (mlx; an arm over unpolled CQEs fires) */
+  notifyReportsMissed: boolean;
   /** where the profile behaves as Linux rxe rather than the IBA / ConnectX (app/protocol/quirks.ts) */
   quirks: ProfileQuirks;
 }

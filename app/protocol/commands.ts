@@ -13,13 +13,14 @@ import { queueCommands } from './commands/queues.ts';
 import { engineCommands } from './commands/engine.ts';
 import { scenarioConsoleCommands } from './commands/scenario.ts';
 import { labCommands } from './commands/lab.ts';
+import { labCqCommands } from '../../labs/cq/commands.ts';
 
 export { U64 } from './commands/shared.ts';
 
 /** Every command's descriptor, by name. */
 export const DESCRIPTORS = {
   ...sessionCommands, ...deviceCommands, ...memoryCommands, ...queueCommands, ...engineCommands,
-  ...scenarioConsoleCommands, ...labCommands,
+  ...scenarioConsoleCommands, ...labCommands, ...labCqCommands,
 };
 type Table = typeof DESCRIPTORS;
 export type CommandName = keyof Table;

@@ -3,7 +3,7 @@
 // one line (and one JUnit test case) per lab step. Exit code 0 only if every step of every lab held.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Executor } from '../host/api.ts';
 import { ScenarioRun } from './run.ts';
 import { LABS_DIR, labResults, listLabs, type LabStepResult } from './lab.ts';
@@ -15,7 +15,17 @@ list: the labs of labs/ (id, title, the question each answers, its steps).
 run:  runs a lab's steps headless on a fresh software-device session, in order: a step holds when every expectation
       of its commands and of its check holds. Exit code 0 only if every step of every lab held.`;
 
-export interface LabRun { id: string; title: string; passed: boolean; seed: number; digest: string; steps: LabStepResult[]; failure?: string; pcap?: string }
+/** What a lab computes beyond its steps, headless: labs/<id>/headless.ts exports headless() (lab 2: the interleaving
+ *  explorer's verdicts). It counts toward the lab's pass. */
+export interface LabAgentResult { passed: boolean; lines: string[]; result: unknown }
+export interface LabRun { id: string; title: string; passed: boolean; seed: number; digest: string; steps: LabStepResult[]; failure?: string; pcap?: string; agent?: LabAgentResult }
+
+async function headlessOf(dir: string, id: string): Promise<LabAgentResult | undefined> {
+  const file = path.join(dir, id, 'headless.ts');
+  if (!fs.existsSync(file)) return undefined;
+  const m = await import(pathToFileURL(file).href) as { headless?: () => LabAgentResult };
+  return typeof m.headless === 'function' ? m.headless() : undefined;
+}
 
 function xml(s: string): string {
   return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
@@ -23,15 +33,20 @@ function xml(s: string): string {
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 }
 export function labJunit(runs: LabRun[]): string {
-  const tests = runs.reduce((n, r) => n + r.steps.length, 0);
-  const failures = runs.reduce((n, r) => n + r.steps.filter((s) => !s.passed).length, 0);
+  const tests = runs.reduce((n, r) => n + r.steps.length + (r.agent ? 1 : 0), 0);
+  const failures = runs.reduce((n, r) => n + r.steps.filter((s) => !s.passed).length + (r.agent && !r.agent.passed ? 1 : 0), 0);
   const out = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="verbslab labs" tests="${tests}" failures="${failures}">`];
   for (const r of runs) {
-    const f = r.steps.filter((s) => !s.passed).length;
-    out.push(`  <testsuite name="lab ${xml(r.id)}: ${xml(r.title)}" tests="${r.steps.length}" failures="${f}" errors="0" skipped="0">`);
+    const f = r.steps.filter((s) => !s.passed).length + (r.agent && !r.agent.passed ? 1 : 0);
+    out.push(`  <testsuite name="lab ${xml(r.id)}: ${xml(r.title)}" tests="${r.steps.length + (r.agent ? 1 : 0)}" failures="${f}" errors="0" skipped="0">`);
     for (const s of r.steps) {
       out.push(`    <testcase classname="labs.${xml(r.id)}.${xml(s.section)}" name="${xml(s.id)}: ${xml(s.title)}">`);
       if (!s.passed) out.push(`      <failure message="${xml(s.failure ?? 'failed')}" type="expectation">${xml(s.failure ?? '')}</failure>`);
+      out.push('    </testcase>');
+    }
+    if (r.agent) {
+      out.push(`    <testcase classname="labs.${xml(r.id)}.headless" name="headless agent">`);
+      if (!r.agent.passed) out.push(`      <failure message="headless agent" type="expectation">${xml(r.agent.lines.join('\n'))}</failure>`);
       out.push('    </testcase>');
     }
     out.push(`    <system-out>${xml(`seed ${r.seed}\ndigest ${r.digest}`)}</system-out>`, '  </testsuite>');
@@ -58,7 +73,11 @@ export async function runLabs(ids: string[] | 'all', opts: { seed?: number; pcap
         fs.writeFileSync(pcap, ex.pcap());
       }
       const steps = labResults(flat, rep);
-      runs.push({ id: flat.lab.id, title: flat.lab.title, passed: steps.every((s) => s.passed), seed, digest: rep.digest, steps, ...(rep.failure ? { failure: rep.failure } : {}), ...(pcap ? { pcap } : {}) });
+      const agent = await headlessOf(opts.dir ?? LABS_DIR, flat.lab.id);
+      runs.push({
+        id: flat.lab.id, title: flat.lab.title, passed: steps.every((s) => s.passed) && (agent?.passed ?? true), seed, digest: rep.digest, steps,
+        ...(rep.failure ? { failure: rep.failure } : {}), ...(pcap ? { pcap } : {}), ...(agent ? { agent } : {}),
+      });
     } finally { ex.close(); }
   }
   return { runs, errors };
@@ -99,6 +118,7 @@ export async function main(argv: string[]): Promise<number> {
   for (const r of runs) {
     log(`${r.passed ? 'PASS' : 'FAIL'} lab ${r.id}: ${r.title} (seed ${r.seed}) digest ${r.digest}`);
     for (const s of r.steps) log(`  ${s.passed ? 'ok  ' : 'FAIL'} ${s.section}/${s.id}: ${s.title}${s.failure ? ` — ${s.failure}` : ''}`);
+    if (r.agent) for (const l of r.agent.lines) log(`  ${l}`);
   }
   if (json) out(JSON.stringify({ runs, errors }, null, 2));
   return errors.length || runs.some((r) => !r.passed) ? 1 : 0;

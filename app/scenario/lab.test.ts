@@ -34,13 +34,14 @@ describe('lab format', () => {
 });
 
 describe.skipIf(!make)('labs headless and in the host', () => {
-  it('every lab holds headless; the JUnit report has one test case per step', async () => {
+  it('every lab holds headless; the JUnit report has one test case per step (and one per headless agent)', async () => {
     const { runs, errors } = await runLabs('all', { factory: make });
     expect(errors).toEqual([]);
     for (const r of runs) expect(r.steps.filter((s) => !s.passed).map((s) => `${r.id}/${s.id}: ${s.failure}`)).toEqual([]);
+    for (const r of runs) if (r.agent) expect(r.agent.passed, `${r.id}: ${r.agent.lines.join('\n')}`).toBe(true);
     const xml = labJunit(runs);
-    expect((xml.match(/<testcase /g) ?? []).length).toBe(runs.reduce((n, r) => n + r.steps.length, 0));
-  });
+    expect((xml.match(/<testcase /g) ?? []).length).toBe(runs.reduce((n, r) => n + r.steps.length + (r.agent ? 1 : 0), 0));
+  }, 300_000);   // lab cq's agent runs its explorer: 4 variants x 200 seeds on the real device
   it('a failing expectation fails its step and the steps after it do not run', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-labs-'));
     const lab = tiny();

@@ -261,6 +261,7 @@ Napi::Object ProfileObj(Napi::Env env, const vl::Profile& p) {
   o.Set("zeroBasedMr", Napi::Boolean::New(env, p.zero_based_mr));
   o.Set("readWithInv", Napi::Boolean::New(env, p.read_with_inv));
   o.Set("lkeyEqRkey", Napi::Boolean::New(env, p.lkey_eq_rkey));
+  o.Set("notifyReportsMissed", Napi::Boolean::New(env, p.notify_reports_missed));
   o.Set("keyBytePolicy", p.key_byte_policy);
   // where the profile behaves as Linux rxe rather than the IBA / ConnectX (session.h; app/protocol/quirks.ts)
   auto q = Napi::Object::New(env);

@@ -35,6 +35,13 @@ struct Profile {
   bool zero_based_mr = false;        // IBV_ACCESS_ZERO_BASED accepted on MRs
   bool read_with_inv = false;        // iWARP RDMA READ with invalidate
   bool lkey_eq_rkey = true;          // rxe: lkey == rkey
+  // Completion-notification semantics (kernel ib_req_notify_cq, include/rdma/ib_verbs.h). true: arming only
+  // watches for the *next* CQE and IB_CQ_REPORT_MISSED_EVENTS returns > 0 while the CQ holds entries
+  // (rxe_req_notify_cq), so a consumer must re-poll after a positive return. false: the arm never reports missed
+  // events (always 0, as mlx4_ib_arm_cq / mlx5_ib_arm_cq for hardware CQEs); instead arming a CQ that still
+  // holds unpolled entries raises the completion event at once (the arm doorbell carries the consumer index and
+  // the HCA compares it with its producer index: modelled, not published as a rule by vendors).
+  bool notify_reports_missed = true;
   std::string key_byte_policy;       // "random" (rxe), "increment", "zero" (mlx5 mkey / siw)
   // Quirks: where Linux rxe (upstream, after the 2022 fencing fix) and the IBA / ConnectX behave differently. The
   // defaults are the IBA / ConnectX behaviour; the rxe profile sets every flag as rxe does (docs/rxe-conformance.md;

@@ -30,14 +30,17 @@ bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err
   // an unsuccessful completion; send completions are unsolicited (callers pass solicited = false for them). rxe's
   // rxe_cq_post looks at its `solicited` argument only (profile flag error_wc_not_solicited).
   const bool sol = solicited || (wc.status != WC_SUCCESS && !profile_of(c.dev).error_wc_not_solicited);
-  if (c.notify == 2 || (c.notify == 1 && sol)) {
-    c.notify = 0;
-    if (c.channel) {
-      if (Device* d = dev(c.dev)) d->channel.push_back(c.h);
-      if (capture) { auto& e = emit(EventKind::CompEvent, c.dev, c.h, "cq", "completion event"); e.a = solicited; }
-    }
-  }
+  if (c.notify == 2 || (c.notify == 1 && sol)) cq_fire(c, solicited, "completion event");
   return true;
+}
+
+// One-shot: the arm is consumed and, with a completion channel, the CQ is queued on the device's channel for
+// ibv_get_cq_event (the comp_handler of rxe_cq_post / the HCA's completion EQE).
+void SessionImpl::cq_fire(Cq& c, bool solicited, const char* why) {
+  c.notify = 0;
+  if (!c.channel) return;
+  if (Device* d = dev(c.dev)) d->channel.push_back(c.h);
+  if (capture) { auto& e = emit(EventKind::CompEvent, c.dev, c.h, "cq", why); e.a = solicited; }
 }
 
 std::optional<CqInfo> Session::cq_info(Handle cqh) const {
@@ -88,6 +91,11 @@ Status Session::req_notify_cq(Handle cqh, bool solicited_only) {
   c->notify |= solicited_only ? 1 : 2;
   if (c->notify & 2) c->notify = 2;
   if (S.capture) { auto& e = S.emit(EventKind::CqArmed, c->dev, cqh, "cq", solicited_only ? "armed (solicited)" : "armed (next completion)"); e.a = solicited_only; }
+  // A device that never reports missed events (Profile::notify_reports_missed false, mlx4/mlx5-like) raises the
+  // event at once when armed for the next completion over entries not yet polled: nothing can slip between the
+  // consumer's last empty poll and its arm. rxe's arm only watches for the next CQE (rxe_req_notify_cq).
+  // A solicited-only arm over queued entries does not fire here (the queue does not keep the solicited bit).
+  if (!S.profile_of(c->dev).notify_reports_missed && c->notify == 2 && !c->q.empty()) S.cq_fire(*c, false, "completion event (armed over unpolled entries)");
   return ok();
 }
 
@@ -95,7 +103,9 @@ Result<int> Session::req_notify_cq_report_missed(Handle cqh, bool solicited_only
   auto lk_ = impl_->lock();
   auto st = req_notify_cq(cqh, solicited_only);
   if (!st.ok()) return rfail<int>(st.err, st.msg);
-  return rok(impl_->cq(cqh)->q.empty() ? 0 : 1);   // rxe: > 0 iff the CQ is not empty
+  const Cq* c = impl_->cq(cqh);
+  if (!impl_->profile_of(c->dev).notify_reports_missed) return rok(0);   // mlx4_ib_arm_cq: never > 0 (the arm fired instead)
+  return rok(c->q.empty() ? 0 : 1);   // rxe_req_notify_cq: > 0 iff the CQ is not empty
 }
 
 std::vector<Wc> Session::poll_cq(Handle cqh, uint32_t max) {

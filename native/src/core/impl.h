@@ -323,6 +323,7 @@ class SessionImpl {
 
   // ---- CQ (cq.cpp)
   bool cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err);
+  void cq_fire(Cq& c, bool solicited, const char* why);   // consume the arm; queue a completion-channel event
   void async_event(Handle dev, Handle obj, const char* kind, uint32_t type, std::string text);
 
   // ---- QP (qp.cpp)
