@@ -88,6 +88,7 @@ class Run {
   bool initiator_poll();
   void finish(Slot& sl);
   void root_cause();
+  void drive();
   // sg_strategies.cpp
   bool strategy_setup();
   bool strategy_can_start(const Slot& sl) const;
