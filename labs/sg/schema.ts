@@ -45,6 +45,10 @@ export const SgGenerateArgs = z.object({
   seed: z.number().int().min(0).default(1),
 }).strict();
 
+/** A list given element by element, or by a generator (lab steps name lists this way: JSON, no references). */
+export const SgListSpec = z.union([z.array(SgElem).min(1).max(65536), z.object({ generate: SgGenerateArgs }).strict()]);
+export type SgListSpec = z.input<typeof SgListSpec>;
+
 export const SgRunConfig = z.object({
   profile: z.enum(['rxe', 'cx', 'iwarp', 'minimal']).default('cx'),
   queueDepth: z.number().int().min(1).max(64).default(1),
