@@ -18,6 +18,7 @@ const USAGE = `usage: verbslab <command>
   bench [--json] [--no-ui]
                      run the benchmarks: native device (vl_bench) and the console in headless Chromium
   run ...            run scenario files headless (verbslab run --help)
+  lab list|run ...   the guided labs of labs/, headless (verbslab lab --help)
   export-c ...       export a scenario as a C program using libibverbs
   pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (server without HOST; -h for options)`;
 
@@ -119,6 +120,7 @@ async function main() {
     case 'bench': return bench(rest);
     case 'run': return scenario(['run', ...rest]);
     case 'export-c': return scenario(['export-c', ...rest]);
+    case 'lab': return (await ts('app/scenario/lab-cli.ts')).main(rest);
     case 'pingpong': return (await ts('app/cli/pingpong.ts')).main(rest);
     case undefined: case '-h': case '--help': case 'help': console.log(USAGE); return cmd ? 0 : 2;
     default: console.error(`unknown command "${cmd}"\n${USAGE}`); return 2;

@@ -14,10 +14,12 @@ export async function bundleElectron() {
   await build({ ...common, entryPoints: ['app/electron/main.ts'], outfile: 'dist/electron/main.cjs', format: 'cjs', external: ['electron'] });
   await build({ ...common, entryPoints: ['app/electron/preload.ts'], outfile: 'dist/electron/preload.cjs', format: 'cjs', external: ['electron'] });
   await build({ ...common, entryPoints: ['app/host/main.ts'], outfile: 'dist/host/main.mjs', format: 'esm', external: ['*.node'] });
-  // optional host plugin (scenario recorder), loaded by main.mjs when present
-  if (fs.existsSync(path.join(root, 'app/host/recorder.ts'))) {
-    await build({ ...common, entryPoints: ['app/host/recorder.ts'], outfile: 'dist/host/recorder.mjs', format: 'esm', external: ['*.node'] });
-  } else fs.rmSync(path.join(root, 'dist/host/recorder.mjs'), { force: true });
+  // optional host extensions (scenario recorder, labs), attached by main.mjs when present
+  for (const ext of ['recorder', 'labs']) {
+    if (fs.existsSync(path.join(root, `app/host/${ext}.ts`))) {
+      await build({ ...common, entryPoints: [`app/host/${ext}.ts`], outfile: `dist/host/${ext}.mjs`, format: 'esm', external: ['*.node'] });
+    } else fs.rmSync(path.join(root, `dist/host/${ext}.mjs`), { force: true });
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

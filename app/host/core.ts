@@ -1,12 +1,12 @@
 // The backend host's logic, independent of how messages arrive (Node IPC from the browser-mode server,
 // MessagePorts from Electron, or direct calls in tests): validate -> execute -> journal -> reply, batch
 // events to every client, replay the journal on start, drive the engine when autorun is on.
-import type { Command, DeviceEvent, FromHost, Reply, RingSnapshot } from '../protocol/index.ts';
-import { parseToHost } from '../protocol/index.ts';
+import type { Command, CommandName, DeviceEvent, ErrorInfo, FromHost, Reply, ResultOf, RingSnapshot } from '../protocol/index.ts';
+import { answeredBy, parseToHost } from '../protocol/index.ts';
 import type { ExecResult, Executor } from './api.ts';
 import { EventBatcher } from './batcher.ts';
 import type { BatcherOptions, EventChunk } from './batcher.ts';
-import { Journal, READ_ONLY } from './journal.ts';
+import { Journal, journaled } from './journal.ts';
 
 /** The executor features the host needs beyond the Executor contract (NativeExecutor has them). */
 export interface HostExecutor extends Executor {
@@ -65,6 +65,27 @@ const STEP_PIECE = Math.floor(1_000_000 / 256) * 256;
  *  which journals them, so a replay rebuilds the device state without the handler. */
 export type HostHandler = (command: Command, core: HostCore) => ExecResult;
 
+// ---- the host extension API: code that answers console commands of its own (register), follows every device
+// command with its outcome (onCommand), the device's events (onEvents) and the journal replay (onStart). The scenario
+// recorder (app/host/recorder.ts) and the labs (app/host/labs.ts) are extensions; lab agents are too: they react to
+// the device's completions between engine steps, deterministically, through the same hooks.
+/** A console command answered by an extension: its descriptor in app/protocol (answeredBy 'host') + this handler. */
+export interface HostCommand<N extends CommandName = CommandName> {
+  name: N;
+  handler: (command: Extract<Command, { cmd: N }>, core: HostCore) => { ok: true; result: ResultOf<N> } | { ok: false; error: ErrorInfo };
+}
+/** After every device command the host executed: for a client or an extension (replay false), or re-executed from
+ *  the journal when the host starts (replay true). */
+export type CommandListener = (command: Command, outcome: ExecResult, ctx: { replay: boolean }) => void;
+/** Device events as they leave the device. `complete` false: only the life-cycle events of a bulk drain (the
+ *  autorun flood goes to the console as frames, without a JS object per event). `inCommand`: drained while a
+ *  command ran (they belong to it). */
+export type EventsListener = (events: DeviceEvent[], ctx: { complete: boolean; inCommand: boolean }) => void;
+/** The journal replay at start: 'replaying' before the first entry, 'started' when the host is up. */
+export type StartListener = (phase: 'replaying' | 'started', report?: ReplayReport) => void;
+/** An extension module exports attach(core). */
+export interface HostExtension { attach(core: HostCore): unknown }
+
 export interface ReplayReport { entries: number; failed: { n: number; cmd: string; error: string }[]; skipped: { line: number; reason: string }[] }
 
 export class HostCore {
@@ -80,9 +101,34 @@ export class HostCore {
   netPolls = { ticks: 0, work: 0 };
   replayReport: ReplayReport = { entries: 0, failed: [], skipped: [] };
   private handlers = new Map<string, HostHandler>();
+  private listeners: { command: CommandListener[]; events: EventsListener[]; start: StartListener[] } = { command: [], events: [], start: [] };
+  /** commands being executed (nested: an extension's command runs device commands) */
+  private depth = 0;
 
-  /** Answer `cmd` in the host instead of the device executor (not journaled itself). */
-  register(cmd: string, handler: HostHandler): void { this.handlers.set(cmd, handler); }
+  /** Answer a console command in the host instead of the device executor (not journaled itself; the device commands
+   *  it runs through execute() are). The form (name, handler) takes any command name (tests, overrides). */
+  register<N extends CommandName>(d: HostCommand<N>): void;
+  register(cmd: string, handler: HostHandler): void;
+  register(d: HostCommand | string, handler?: HostHandler): void {
+    if (typeof d === 'string') { this.handlers.set(d, handler!); return; }
+    if (answeredBy(d.name) !== 'host') throw new Error(`${d.name} is a device command (its descriptor says answeredBy 'device')`);
+    this.handlers.set(d.name, d.handler as HostHandler);
+  }
+  /** Follow every device command and its outcome (see CommandListener). */
+  onCommand(fn: CommandListener): void { this.listeners.command.push(fn); }
+  /** Follow the device's events (see EventsListener). */
+  onEvents(fn: EventsListener): void { this.listeners.events.push(fn); }
+  /** Follow the journal replay at start (see StartListener). */
+  onStart(fn: StartListener): void { this.listeners.start.push(fn); }
+  /** true while a command executes (events drained now belong to it) */
+  get inCommand(): boolean { return this.depth > 0; }
+  private emitEvents(evs: DeviceEvent[], complete: boolean): void {
+    if (!evs.length) return;
+    for (const fn of this.listeners.events) fn(evs, { complete, inCommand: this.depth > 0 });
+  }
+  private emitCommand(c: Command, r: ExecResult, replay: boolean): void {
+    for (const fn of this.listeners.command) fn(c, r, { replay });
+  }
 
   constructor(readonly executor: HostExecutor, private readonly opts: HostOptions) {
     this.journal = new Journal(opts.sessionDir);
@@ -93,12 +139,14 @@ export class HostCore {
   start(): ReplayReport {
     const read = this.journal.read();
     const report: ReplayReport = { entries: read.entries.length, failed: [], skipped: read.skipped };
+    for (const fn of this.listeners.start) fn('replaying');
     this.executor.replaying = true;
     for (const line of read.entries) {
       // engine steps (autorun's, a free run's millions): their flood of events is shed natively, the state events stay
       const flood = line.command.cmd === 'engine.step' && this.executor.execBulk && this.executor.shedEvents;
       const r = flood ? this.executor.execBulk!(line.command) : this.executor.exec(line.command);
       if (flood) this.executor.shedEvents!();
+      this.emitCommand(line.command, r, true);
       if (!r.ok) report.failed.push({ n: line.n, cmd: line.command.cmd, error: `${r.error.code}: ${r.error.message}` });
     }
     this.executor.replaying = false;
@@ -110,6 +158,7 @@ export class HostCore {
     this.syncAutorun();
     this.syncNet();
     this.replayReport = report;
+    for (const fn of this.listeners.start) fn('started', report);
     return report;
   }
 
@@ -132,7 +181,8 @@ export class HostCore {
       return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries: entries.map((e) => e.command), skipped } };
     }
     this.holdRunner();
-    try { return this.executeHeld(command); } finally { this.releaseRunner(); }
+    this.depth++;
+    try { return this.executeHeld(command); } finally { this.depth--; this.releaseRunner(); }
   }
 
   // ---- the free-running engine: a command runs between two of the runner's batches. The steps run before it are
@@ -175,6 +225,7 @@ export class HostCore {
     const window = this.ackedWindow();
     if (window !== this.budget) { ex.setEventBudget?.(window); this.budget = window; }   // (waits for the runner's batch)
     const chunk = ex.drainSample!(behind ? 0 : window);
+    this.emitEvents(chunk.objects, false);
     if (chunk.count || chunk.dropped) {
       this.batcher.pushChunks(chunk.count ? [chunk] : [], chunk.dropped);
       this.batcher.flushNow();   // the tick paces the samples already: no wait for the batcher's next slot
@@ -213,11 +264,12 @@ export class HostCore {
       return r;
     }
     const r = this.executor.exec(command);
-    if (r.ok && !READ_ONLY.has(command.cmd)) {
+    if (r.ok && journaled(command.cmd)) {
       if (command.cmd === 'session.reset') { this.journal.truncate(); this.batcher.clear(); }
       this.journal.append(command);
     }
     this.pumpEvents();
+    this.emitCommand(command, r, false);
     if (command.cmd === 'engine.autorun' || command.cmd === 'session.reset' || command.cmd === 'device.attachNet') this.syncAutorun();
     this.syncNet();
     return r;
@@ -264,11 +316,13 @@ export class HostCore {
   pumpEvents(bulk = false): void {
     if (bulk && this.executor.drainEventChunks && this.textEvents()) {
       const chunks = this.executor.drainEventChunks(this.opts.eventFrames === false ? 'json' : 'frames');
+      for (const c of chunks) this.emitEvents(c.objects, false);
       const dropped = this.executor.takeDropped?.() ?? 0;
       if (chunks.length || dropped) this.batcher.pushChunks(chunks, dropped);
       return;
     }
     const evs = this.executor.drainEvents();
+    this.emitEvents(evs, true);
     const dropped = this.executor.takeDropped?.() ?? 0;
     if (evs.length || dropped) this.batcher.push(evs, dropped);
   }

@@ -3,13 +3,13 @@
 // It is the scenario being recorded: a restarted host replays it to rebuild the same objects.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command } from '../protocol/index.ts';
+import { Command, isReadOnly } from '../protocol/index.ts';
 import type { Command as CommandT } from '../protocol/index.ts';
 
 export const JOURNAL_FILE = 'journal.jsonl';
 
-/** Commands that only read state are not journaled (replaying them changes nothing). */
-export const READ_ONLY = new Set<string>(['session.info', 'device.list', 'qp.query', 'memory.read', 'pcap.get', 'journal.get', 'events.recent']);
+/** Commands that only read state are not journaled (replaying them changes nothing): the descriptors' readOnly. */
+export const journaled = (cmd: string): boolean => !isReadOnly(cmd);
 
 export interface JournalLine { n: number; command: CommandT }
 export interface JournalRead { entries: JournalLine[]; skipped: { line: number; reason: string }[] }

@@ -16,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FromHost } from '../protocol/index.ts';
 import { EventBinary, messageText, portMessage } from './batcher.ts';
 import { HostCore } from './core.ts';
-import type { HostOptions } from './core.ts';
+import type { HostExtension } from './core.ts';
 import { NativeExecutor } from './executor.ts';
 import { lockSessionDir } from './journal.ts';
 
@@ -48,20 +48,22 @@ interface PortLike {
   start(): void;
 }
 
-type CoreClass = new (executor: NativeExecutor, opts: HostOptions) => HostCore;
-
-/** The host core class: the scenario recorder's subclass when app/host/recorder.ts is present (recorder.mjs
- *  next to the Electron bundle), else the plain HostCore. Without the recorder, scenario.* commands get the
- *  executor's "not answered" error. */
-async function coreClass(): Promise<CoreClass> {
+/** The host extensions next to this file (app/host/<name>.ts, or <name>.mjs next to the Electron bundle): the
+ *  scenario recorder and the labs. Each exports attach(core) (HostCore.register / onCommand / onEvents / onStart).
+ *  Without the recorder, scenario.* commands get the executor's "not answered" error. */
+const EXTENSIONS = ['recorder', 'labs'];
+async function extensions(): Promise<HostExtension[]> {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  for (const name of ['recorder.ts', 'recorder.mjs']) {
-    const file = path.join(here, name);
-    if (!fs.existsSync(file)) continue;
-    const mod = (await import(pathToFileURL(file).href)) as { ScenarioHostCore?: CoreClass };
-    if (typeof mod.ScenarioHostCore === 'function') return mod.ScenarioHostCore;
+  const out: HostExtension[] = [];
+  for (const ext of EXTENSIONS) {
+    for (const name of [`${ext}.ts`, `${ext}.mjs`]) {
+      const file = path.join(here, name);
+      if (!fs.existsSync(file)) continue;
+      const mod = (await import(pathToFileURL(file).href)) as Partial<HostExtension>;
+      if (typeof mod.attach === 'function') { out.push(mod as HostExtension); break; }
+    }
   }
-  return HostCore;
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -113,9 +115,10 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
-  const Core = await coreClass();
+  const exts = await extensions();
   executor = new NativeExecutor({ seed: args.seed });
-  const c = new Core(executor, { sessionDir: args.sessionDir, defaultDevice: args.defaultDevice });
+  const c = new HostCore(executor, { sessionDir: args.sessionDir, defaultDevice: args.defaultDevice });
+  for (const x of exts) x.attach(c);
   const report = c.start();
   core = c;
   announce(c, report);

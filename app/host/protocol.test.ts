@@ -88,3 +88,43 @@ describe('HostCore.register', () => {
     core.close();
   });
 });
+
+describe('host extension API', () => {
+  it('onStart brackets the journal replay, onCommand sees replayed and live device commands with their outcomes, onEvents their events', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-host-'));
+    const first = new HostCore(new RecordingExecutor(), { sessionDir: dir, defaultDevice: null });
+    first.start();
+    first.execute({ cmd: 'buffer.alloc', args: { length: 64 } });
+    first.close();
+
+    class Evented extends RecordingExecutor {
+      private q: DeviceEvent[] = [];
+      exec(c: Command) { const r = super.exec(c); this.q.push({ seq: this.seen.length, t: 0, kind: 'ObjectCreated', device: 1, obj: this.seen.length, objKind: 'buffer', a: 0, b: 0, c: 0, d: 0 }); return r; }
+      drainEvents(): DeviceEvent[] { const q = this.q; this.q = []; return q; }
+    }
+    const core = new HostCore(new Evented(), { sessionDir: dir, defaultDevice: null });
+    const log: string[] = [];
+    core.onStart((phase, report) => log.push(`start ${phase}${report ? ` ${report.entries}` : ''}`));
+    core.onCommand((c, r, { replay }) => log.push(`${replay ? 'replayed' : 'ran'} ${c.cmd} ${r.ok}`));
+    core.onEvents((evs, { complete, inCommand }) => log.push(`events ${evs.length} ${complete} ${inCommand}`));
+    core.start();
+    core.execute({ cmd: 'pd.alloc', args: { device: 99 } });
+    core.handle({ type: 'request', id: 1, command: { cmd: 'session.info', args: {} } }, () => {});
+    expect(log).toEqual([
+      'start replaying', 'replayed buffer.alloc true', 'events 1 true false', 'start started 1',
+      'events 1 true true', 'ran pd.alloc false',
+      'events 1 true true', 'ran session.info true',
+    ]);
+    core.close();
+  });
+  it('register(descriptor) takes console commands only: a device command stays the device\'s', () => {
+    const core = new HostCore(new RecordingExecutor(), { sessionDir: fs.mkdtempSync(path.join(os.tmpdir(), 'vl-host-')), defaultDevice: null });
+    expect(() => core.register({ name: 'qp.create', handler: () => ({ ok: false, error: { code: 'X', message: 'x' } }) })).toThrow(/device command/);
+    core.register({ name: 'lab.list', handler: () => ({ ok: true, result: { labs: [] } }) });
+    const replies: Reply[] = [];
+    core.handle({ type: 'request', id: 2, command: { cmd: 'lab.list', args: {} } }, (r) => replies.push(r));
+    expect(replies[0]).toMatchObject({ id: 2, ok: true, result: { labs: [] } });
+    expect(core.journal.read().entries).toEqual([]);
+    core.close();
+  });
+});

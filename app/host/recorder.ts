@@ -1,5 +1,5 @@
-// The backend host with a scenario recorder and a step-by-step replayer (issue 5), answering the console-only
-// `scenario.*` commands (app/protocol/commands.ts: ScenarioConsoleCommands).
+// The scenario recorder and step-by-step replayer (issue 5): a host extension (HostCore.register / onCommand /
+// onEvents / onStart) answering the console-only `scenario.*` commands (app/protocol/commands/scenario.ts).
 //
 // Recording: every command the host executes for its clients (and every journal entry it replays after a
 // restart) goes through app/scenario/record.ts with its real outcome, so the current scenario always describes
@@ -10,12 +10,12 @@
 // scenario.step / scenario.run_to drive app/scenario/run.ts's ScenarioRun against this host's own execution
 // path, so replayed commands reach the real device, are journaled, stream their events to every client, and
 // are recorded (under the scenario's own names, notes and expectations) like anything a person does.
-import type { Command, DeviceEvent } from '../protocol/index.ts';
+import type { Command, CommandName, DeviceEvent } from '../protocol/index.ts';
 import { BthOpcode, CREATES, SyndromeNames, type BthOpcodeName, type Expect, type Scenario } from '../protocol/scenario.ts';
 import { EventType, WcOpcode, WcStatus } from '../protocol/enums.ts';
 import type { ExecResult, Executor } from './api.ts';
 import { HostCore, type HostExecutor, type HostOptions } from './core.ts';
-import { READ_ONLY } from './journal.ts';
+import { journaled } from './journal.ts';
 import { ScenarioRecorder } from '../scenario/record.ts';
 import { ScenarioRun, syndromeName, type StepReport } from '../scenario/run.ts';
 import { parseScenarioText } from '../scenario/load.ts';
@@ -92,17 +92,21 @@ function compact(r: StepReport): ReplayStep {
   return { number: r.number, cmd: r.cmd, ok: r.ok, failures: r.failures, ...(r.error ? { error: r.error } : {}), events: r.events };
 }
 
-/** Attach the recorder/replayer to a host core: it answers scenario.* and records everything the core executes. */
+/** Attach the recorder/replayer to a host core (the host extension entry point app/host/main.ts calls): it answers
+ *  scenario.* and records everything the core executes. */
 export function attach(core: HostCore): ScenarioHost { return new ScenarioHost(core); }
 
-/** The host core app/host/main.ts instantiates when this file is present: HostCore with the recorder attached. */
+/** HostCore with the recorder attached (tests). */
 export class ScenarioHostCore extends HostCore {
   readonly scenario: ScenarioHost;
   constructor(executor: HostExecutor, opts: HostOptions) {
     super(executor, opts);
-    this.scenario = new ScenarioHost(this);
+    this.scenario = attach(this);
   }
 }
+
+const SCENARIO_COMMANDS: CommandName[] = ['scenario.get', 'scenario.save', 'scenario.rename', 'scenario.note', 'scenario.remove',
+  'scenario.meta', 'scenario.expect', 'scenario.load', 'scenario.step', 'scenario.run_to', 'scenario.close'];
 
 export class ScenarioHost {
   recorder = new ScenarioRecorder();
@@ -113,48 +117,43 @@ export class ScenarioHost {
   /** bumped whenever the recording or the replay changes, so clients can skip unchanged refreshes; starts from
    *  the clock so that a restarted host never repeats a version a client already holds */
   private version = Date.now() * 1000;
-  private inCommand = false;
   private pending: DeviceEvent[] = [];
   private restoring = false;
   private replay: Replay | null = null;
-
-  private readonly base: (c: Command) => ExecResult;
+  /** set while the recorder executes a command itself (replay, expectation reads): onCommand leaves it alone */
+  private own = false;
 
   constructor(readonly core: HostCore) {
-    const executor = core.executor;
-    // tap the executor: events feed the recorder (keys change inside the device) and the replayer's checks;
-    // journal entries replayed at start are recorded with their real outcomes
-    const drain = executor.drainEvents.bind(executor);
-    executor.drainEvents = (max?: number) => { const evs = drain(max); if (evs.length) this.tapped(evs); return evs; };
-    // the autorun tick's bulk path (frames or JSON text): the lifecycle events (all observe() needs); a replay needs
-    // every event
-    const hx = executor as HostExecutor;
-    if (hx.drainEventChunks) {
-      const drainChunks = hx.drainEventChunks.bind(executor);
-      hx.drainEventChunks = (format, max) => { const cs = drainChunks(format, max); for (const c of cs) if (c.objects.length) this.tapped(c.objects); return cs; };
-    }
-    // a free run's sample: its lifecycle events too (they are never sampled out)
-    if (hx.drainSample) {
-      const drainSample = hx.drainSample.bind(executor);
-      hx.drainSample = (window) => { const c = drainSample(window); if (c.objects.length) this.tapped(c.objects); return c; };
-    }
+    // events feed the recorder (keys change inside the device) and the replayer's checks; the autorun flood's
+    // life-cycle events are all observe() needs; a replay needs every event, so the flood goes as objects then
+    core.onEvents((evs, { inCommand }) => this.tapped(evs, inCommand));
     core.textEvents = () => !this.replay?.active;
-    const exec = executor.exec.bind(executor);
-    executor.exec = (c: Command) => { const r = exec(c); if (this.restoring) this.record(c, r); return r; };
-    // every command the host executes for a client passes here (core.handle calls core.execute)
-    this.base = core.execute.bind(core);
-    core.execute = (c: Command) => this.execute(c);
-    const start = core.start.bind(core);
-    core.start = () => {
-      this.restoring = true;
-      try { return start(); } finally { this.restoring = false; this.flushObserved(); }
-    };
+    // every device command the host executes for a client (and every journal entry it replays at start) is recorded
+    // with its real outcome
+    core.onCommand((c, r) => {
+      if (this.own) return;
+      this.record(c, r);
+      if (!this.restoring) this.flushObserved();
+    });
+    core.onStart((phase) => {
+      this.restoring = phase === 'replaying';
+      if (phase === 'started') this.flushObserved();
+    });
+    for (const name of SCENARIO_COMMANDS) {
+      core.register({
+        name,
+        handler: (c) => {
+          // (the recorder's state objects: the scenario.* result schemas are open records)
+          try { return this.scenarioCommand(c as ScenarioCommand) as never; } catch (e) { return fail('INTERNAL', `${c.cmd}: ${(e as Error).message}`) as never; }
+        },
+      });
+    }
   }
 
-  private tapped(evs: DeviceEvent[]) {
+  private tapped(evs: DeviceEvent[], inCommand: boolean) {
     // a loop, not push(...evs): a journal replay drains hundreds of thousands of events at once
     if (this.replay?.active) for (const e of evs) this.replay.events.push(e);
-    if (this.inCommand || this.restoring) for (const e of evs) this.pending.push(e);
+    if (inCommand || this.restoring) for (const e of evs) this.pending.push(e);
     else this.recorder.observe(evs);   // autorun ticks
   }
   private flushObserved() {
@@ -164,7 +163,7 @@ export class ScenarioHost {
   }
 
   private record(c: Command, r: ExecResult): number | null {
-    if (READ_ONLY.has(c.cmd)) return null;
+    if (!journaled(c.cmd)) return null;
     const before = this.recorder.length;
     const i = this.recorder.record(c, r);
     if (c.cmd === 'session.reset') { this.outcomes = []; this.seen = []; this.recorder.name = 'recorded session'; this.recorder.description = ''; }
@@ -181,22 +180,9 @@ export class ScenarioHost {
 
   /** Execute through the host (journal, events to clients) without recording. */
   private run(c: Command): ExecResult {
-    this.inCommand = true;
-    try { return this.base(c); } finally { this.inCommand = false; }
-  }
-
-  execute(command: Command): ExecResult {
-    if (command.cmd.startsWith('scenario.')) {
-      let r: ExecResult;
-      try { r = this.scenarioCommand(command as ScenarioCommand); } catch (e) { r = fail('INTERNAL', `${command.cmd}: ${(e as Error).message}`); }
-      this.core.pumpEvents();
-      return r;
-    }
-    if (this.restoring) return this.base(command);   // recorded by the exec tap
-    const r = this.run(command);
-    this.record(command, r);
-    this.flushObserved();
-    return r;
+    const was = this.own;
+    this.own = true;
+    try { return this.core.execute(c); } finally { this.own = was; }
   }
 
   // ---------------------------------------------------------------- scenario.* commands

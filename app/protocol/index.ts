@@ -3,3 +3,4 @@ export * from './commands.ts';
 export * from './messages.ts';
 export * from './net.ts';
 export * from './eventframe.ts';
+export * from './descriptor.ts';

@@ -43,15 +43,9 @@ export const Reply = z.object({
 });
 export type Reply = z.infer<typeof Reply>;
 
-/** one device event, as drawn by the console (see native/EVENTS.md for a/b/c/d per kind) */
-export const DeviceEvent = z.object({
-  seq: z.number(), t: z.number(), kind: z.string(), device: z.number(), obj: z.number(), objKind: z.string(),
-  a: z.number(), b: z.number(), c: z.number(), d: z.number(),
-  text: z.string().optional(), ok: z.boolean().optional(),
-  pkt: z.record(z.string(), z.unknown()).optional(),   // decoded headers + "hex"
-  wc: z.record(z.string(), z.unknown()).optional(),
-});
-export type DeviceEvent = z.infer<typeof DeviceEvent>;
+// DeviceEvent lives in event.ts (command result schemas name it without importing the envelopes)
+import { DeviceEvent } from './event.ts';
+export { DeviceEvent };
 
 /** host -> renderer: many events per crossing (at most one batch per frame's worth of time) */
 export const EventBatch = z.object({

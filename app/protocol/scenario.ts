@@ -12,7 +12,11 @@
 // The resolved value is the field value with the operation applied, computed in 64-bit unsigned arithmetic
 // (wrapping), and must then fit the target field of the command (checked like a literal).
 import { z } from 'zod';
-import { makeCommands, HandleSchema, U64 } from './commands.ts';
+import { makeCommands, HandleSchema, STEP_COMMANDS, U64, createsOf, networkPhrase } from './commands.ts';
+import { KIND_FACTS, OBJECT_KINDS, handleKindOf, type HandleKind } from './descriptor.ts';
+import { REF_RE } from './ref.ts';
+
+export { REF_RE, parseRef, type Ref } from './ref.ts';
 import { EventType, QpState, WcOpcode, WcStatus } from './enums.ts';
 
 export const SCENARIO_VERSION = 1;
@@ -21,7 +25,6 @@ export const SCENARIO_MAX_STEPS = 10_000;
 
 export const NAME_RE = /^[A-Za-z][A-Za-z0-9_]{0,31}$/;
 export const DEVICE_NAME_RE = /^[a-z][a-z0-9_]{0,31}$/;
-export const REF_RE = /^\$([A-Za-z][A-Za-z0-9_]{0,31})\.([A-Za-z][A-Za-z0-9]{0,31})(?:([+\-^])(0x[0-9a-fA-F]{1,14}|[0-9]{1,16}))?$/;
 
 export const ObjectName = z.string().regex(NAME_RE, 'an object name: a letter, then letters, digits or _ (at most 32)');
 export const DeviceName = z.string().regex(DEVICE_NAME_RE, 'a device name: lower-case letter, then [a-z0-9_] (at most 32)');
@@ -30,51 +33,21 @@ export const RefString = z.string().regex(REF_RE, 'a reference "$name.field" opt
 /** A handle position in a scenario: an object name (preferred) or a raw numeric handle. */
 export const NameOrHandle = z.union([ObjectName, HandleSchema]);
 
-export interface Ref { name: string; field: string; op?: '+' | '-' | '^'; operand?: bigint }
-export function parseRef(s: string): Ref | null {
-  const m = REF_RE.exec(s);
-  if (!m) return null;
-  const r: Ref = { name: m[1]!, field: m[2]! };
-  if (m[3]) { r.op = m[3] as Ref['op']; r.operand = BigInt(m[4]!); }
-  return r;
-}
 export function isRefString(v: unknown): v is string { return typeof v === 'string' && v.startsWith('$'); }
 
-/** The kind of object each creating command makes (the kind a name has after `"as"`). */
-export const CREATES: Record<string, ObjectKind> = {
-  'device.create': 'device', 'pd.alloc': 'pd', 'buffer.alloc': 'buffer', 'mr.reg': 'mr', 'mr.alloc': 'mr',
-  'mw.alloc': 'mw', 'cq.create': 'cq', 'srq.create': 'srq', 'qp.create': 'qp', 'ah.create': 'ah',
-};
-export type ObjectKind = 'device' | 'pd' | 'buffer' | 'mr' | 'mw' | 'cq' | 'srq' | 'qp' | 'ah' | 'result';
-/** Which kind of object each handle field of a command names. */
-export const HANDLE_FIELDS: Record<string, Exclude<ObjectKind, 'result'>> = {
-  device: 'device', destDevice: 'device', pd: 'pd', buffer: 'buffer', mr: 'mr', bindMr: 'mr', regMr: 'mr',
-  mw: 'mw', cq: 'cq', sendCq: 'cq', recvCq: 'cq', srq: 'srq', qp: 'qp', peer: 'qp', ah: 'ah',
-};
+export type ObjectKind = HandleKind | 'result';
+/** The kind of object each creating command makes (from the descriptors' `creates`). */
+export const CREATES: Readonly<Record<string, HandleKind>> = Object.fromEntries(
+  STEP_COMMANDS.flatMap((c) => { const k = createsOf(c); return k ? [[c, k]] : []; }));
 /** Fields a reference may name, per object kind ("result": any field of a named non-creating step's result). */
-export const REF_FIELDS: Record<Exclude<ObjectKind, 'result'>, readonly string[]> = {
-  device: ['handle'],
-  pd: ['handle'],
-  buffer: ['handle', 'addr', 'length'],
-  mr: ['handle', 'lkey', 'rkey', 'addr', 'length', 'iova'],
-  mw: ['handle', 'rkey'],
-  cq: ['handle', 'cqe'],
-  srq: ['handle'],
-  qp: ['handle', 'qpNum'],
-  ah: ['handle'],
-};
+export const REF_FIELDS: Record<HandleKind, readonly string[]> = Object.fromEntries(OBJECT_KINDS.map((k) => [k, KIND_FACTS[k].refFields])) as Record<HandleKind, readonly string[]>;
 
-/** Steps that need a real network and another host (device.attachNet/detachNet, qp.connect to a remote QP,
- *  qp.modify with a remote dgid): they are recorded like any step, but a headless scenario cannot replay them
- *  deterministically (the other host is not there, the clock runs in real time), so runners refuse them with
- *  this reason instead of pretending. null for every other step. */
+/** Steps that need a real network and another host (the descriptors' `network`: device.attachNet/detachNet,
+ *  qp.connect to a remote QP, qp.modify with a remote dgid): they are recorded like any step, but a headless
+ *  scenario cannot replay them deterministically (the other host is not there, the clock runs in real time), so
+ *  runners refuse them with this reason instead of pretending. null for every other step. */
 export function networkStepReason(cmd: string, args: unknown): string | null {
-  const a = (args ?? {}) as Record<string, unknown>;
-  const what = cmd === 'device.attachNet' ? 'puts a device on a real network'
-    : cmd === 'device.detachNet' ? 'takes a device off a real network'
-    : cmd === 'qp.connect' && a.remote !== undefined ? 'connects a QP to a QP on another host'
-    : cmd === 'qp.modify' && (a.attr as Record<string, unknown> | undefined)?.dgid !== undefined ? 'points a QP at a remote host\'s GID'
-    : null;
+  const what = networkPhrase(cmd, args);
   if (!what) return null;
   return `${cmd} ${what}: a headless scenario cannot replay network steps deterministically (the remote host is not `
     + 'part of the scenario and the UDP transport runs the session in real time); run it live in the console with the other host';
@@ -96,8 +69,8 @@ function acceptsNumber(s: AnySchema): boolean {
   return false;
 }
 
-export function withRefs(s: AnySchema, H: AnySchema): AnySchema {
-  if (s === H) return s;
+export function withRefs(s: AnySchema): AnySchema {
+  if (handleKindOf(s)) return s;
   const d = defOf(s);
   switch (d.type) {
     case 'number':
@@ -110,14 +83,14 @@ export function withRefs(s: AnySchema, H: AnySchema): AnySchema {
     case 'object': {
       const shape = d.shape as Record<string, AnySchema>;
       const next: Record<string, AnySchema> = {};
-      for (const [k, v] of Object.entries(shape)) next[k] = withRefs(v, H);
+      for (const [k, v] of Object.entries(shape)) next[k] = withRefs(v);
       return cloneWith(s, { shape: next });
     }
-    case 'array': return cloneWith(s, { element: withRefs(d.element as AnySchema, H) });
+    case 'array': return cloneWith(s, { element: withRefs(d.element as AnySchema) });
     case 'optional':
     case 'default':
     case 'nullable':
-      return cloneWith(s, { innerType: withRefs(d.innerType as AnySchema, H) });
+      return cloneWith(s, { innerType: withRefs(d.innerType as AnySchema) });
     default: return s;
   }
 }
@@ -191,7 +164,7 @@ export const Expect = z.object({
 export type Expect = z.infer<typeof Expect>;
 
 // ------------------------------------------------------------------ steps and the file
-export const ScenarioCommands = makeCommands(NameOrHandle);
+export const ScenarioCommands = makeCommands(() => z.union([ObjectName, HandleSchema]), STEP_COMMANDS);
 const stepExtras = {
   as: ObjectName.optional(),
   note: z.string().max(2000).optional(),
@@ -202,11 +175,32 @@ export const StepByCmd: Record<string, AnySchema> = Object.fromEntries(
   ScenarioCommands.list.map((c) => {
     const shape = c.shape;
     const name = shape.cmd.value;
-    const args = withRefs(shape.args as AnySchema, NameOrHandle);
+    const args = withRefs(shape.args as AnySchema);
     return [name, z.object({ cmd: z.literal(name), args: (args as z.ZodObject).prefault({}), ...stepExtras }).strict()];
   }),
 );
 export const SCENARIO_COMMANDS = Object.keys(StepByCmd);
+
+/** Which kind of object each handle field of a command names, learned from the schemas' handle positions
+ *  (`h('cq')` in the descriptors). A field name names one kind everywhere (checked here). */
+export const HANDLE_FIELDS: Readonly<Record<string, HandleKind>> = (() => {
+  const out: Record<string, HandleKind> = {};
+  const walk = (s: AnySchema, key?: string) => {
+    const k = handleKindOf(s);
+    if (k && key) {
+      if (out[key] && out[key] !== k) throw new Error(`handle field "${key}" names both ${out[key]} and ${k}`);
+      out[key] = k;
+      return;
+    }
+    const d = defOf(s);
+    if (d.type === 'object') for (const [f, v] of Object.entries(d.shape as Record<string, AnySchema>)) walk(v, f);
+    else if (d.type === 'array') walk(d.element as AnySchema, key);
+    else if (d.type === 'optional' || d.type === 'default' || d.type === 'nullable' || d.type === 'prefault') walk(d.innerType as AnySchema, key);
+    else if (d.type === 'union') for (const o of d.options as AnySchema[]) walk(o, key);
+  };
+  for (const c of ScenarioCommands.list) walk(c.shape.args as AnySchema);
+  return out;
+})();
 export const Step = z.discriminatedUnion('cmd', Object.values(StepByCmd) as unknown as [z.ZodObject, ...z.ZodObject[]]);
 export type Step = { cmd: string; args: Record<string, unknown>; as?: string; note?: string; expect?: Expect };
 

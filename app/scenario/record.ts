@@ -15,15 +15,14 @@ import {
 } from '../protocol/scenario.ts';
 import { field, handleOf, kindKey, qpStateOf, toBig, wcsOf, enumField } from './results.ts';
 import { QpState, WcOpcode, WcStatus } from '../protocol/enums.ts';
+import { isRecorded } from '../protocol/commands.ts';
+import { KIND_FACTS } from '../protocol/descriptor.ts';
 import { validateScenario, type LoadError } from './load.ts';
 
 type Kind = Exclude<ObjectKind, 'result'>;
 interface Obj { name: string; kind: Kind; handle: number; device?: number; fields: Record<string, bigint> }
 interface Recorded { step: Step; outcome: ExecResult }
 
-const PREFIX: Record<Kind, string> = { device: 'dev', pd: 'pd', buffer: 'buf', mr: 'mr', mw: 'mw', cq: 'cq', srq: 'srq', qp: 'qp', ah: 'ah' };
-/** Commands that are not part of a lab (observation, session control); not recorded. */
-const NOT_RECORDED = new Set(['session.info', 'device.list', 'journal.get', 'events.recent', 'pcap.get']);
 const KEY_FIELDS: Record<string, 'lkey' | 'rkey'> = { lkey: 'lkey', rkey: 'rkey', invalidateRkey: 'rkey', bindRkey: 'rkey' };
 const ADDR_FIELDS = new Set(['addr', 'remoteAddr', 'bindAddr']);
 const QPN_FIELDS = new Set(['destQpNum', 'remoteQpn']);
@@ -57,7 +56,7 @@ export class ScenarioRecorder {
 
   private fresh(kind: Kind, wanted?: string): string {
     if (wanted && !this.used.has(wanted) && (kind !== 'device' || DEVICE_NAME_RE.test(wanted))) { this.used.add(wanted); return wanted; }
-    const p = PREFIX[kind];
+    const p = KIND_FACTS[kind].prefix;
     let n = this.counters.get(p) ?? 0;
     while (this.used.has(`${p}${n}`)) n++;
     this.counters.set(p, n + 1);
@@ -67,7 +66,7 @@ export class ScenarioRecorder {
 
   /** Record one executed live command and its outcome. Returns the step index, or null if not recorded. */
   record(command: Command, outcome: ExecResult, note?: string): number | null {
-    if (NOT_RECORDED.has(command.cmd)) return null;
+    if (!isRecorded(command.cmd)) return null;   // observation, session control (the descriptors' recorded)
     if (command.cmd === 'engine.autorun') {
       // autorun advances the engine in the background at wall-clock pace; a replay cannot reproduce that
       // timing, so while it is on every recorded command is preceded by an engine.run (run until idle)

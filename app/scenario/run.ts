@@ -229,6 +229,15 @@ export class ScenarioRun {
     return r.value;
   }
 
+  /** Run the setup (session.reset, the devices) without running a step; false when it failed (see failure). */
+  begin(): boolean { return this.driveSync(this.beginG()); }
+  private *beginG(): Gen<boolean> {
+    if (this.pos >= 0) return !this.failed;
+    const why = yield* this.start();
+    if (why) { this.failed = { step: 0, why: `setup: ${why}` }; this.pos = this.scenario.steps.length; }
+    return !why;
+  }
+
   /** Run the next step; null when finished (or stopped at a failure). */
   step(): StepReport | null { return this.driveSync(this.stepG()); }
   /** step() for an asynchronous executor. */

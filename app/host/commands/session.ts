@@ -1,0 +1,38 @@
+// Handlers of the session commands (app/protocol/commands/session.ts).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { sessionCommands } from '../../protocol/commands/session.ts';
+import { fail, ok, st, u64n, type Handlers } from './handler.ts';
+
+export const sessionHandlers: Handlers<typeof sessionCommands> = {
+  'session.info': (x) => ok({
+    seed: x.seed, epoch: x.epoch, nowNs: x.s.now_ns(), napiVersion: x.addon.napiVersion,
+    profiles: x.addon.Session.profiles().map((p) => p.name), objects: x.liveObjects(),
+    autorun: x.autorun, realTime: x.netDevices.size > 0, network: [...x.netDevices],
+    traffic: x.traffic ? x.trafficView() : null,
+    eventSeq: u64n(x.s.last_seq()),   // events the device produced so far (seq of the last one)
+  }),
+  'session.reset': (x, a) => ok(x.resetSession(a.seed)),
+  'pcap.get': (x, a) => {
+    if (a.device !== undefined) {
+      // the capture of one device's network traffic, with the real IP/UDP headers (UdpTransport::write_pcap)
+      if (!x.netDevices.has(a.device)) return fail('ENOENT', `args.device: device ${a.device} is not on the network (its traffic is in the session pcap: pcap.get without device)`, 'args.device');
+      return withPcap((file) => x.s.write_net_pcap(a.device!, file),
+        (bytes) => ({ format: 'pcap' as const, linktype: 'LINKTYPE_ETHERNET' as const, device: a.device!, network: true, length: bytes.length, base64: bytes.toString('base64') }));
+    }
+    return withPcap((file) => x.s.write_pcap(file),
+      (bytes) => ({ format: 'pcap' as const, linktype: 'LINKTYPE_ETHERNET' as const, length: bytes.length, base64: bytes.toString('base64') }));
+  },
+};
+
+/** Write a capture to a temporary file and read it back. */
+function withPcap<T>(write: (file: string) => { err: number; msg: string }, out: (bytes: Buffer) => T) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-pcap-'));
+  try {
+    const file = path.join(dir, 'capture.pcap');
+    const s = write(file);
+    if (s.err) return st(s, out(Buffer.alloc(0)));
+    return ok(out(fs.readFileSync(file)));
+  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+}

@@ -1,0 +1,58 @@
+// Devices: the software devices of the session, and putting one on a real network (RoCEv2 over UDP).
+import { z } from 'zod';
+import { command, RHandle } from '../descriptor.ts';
+import { IfName, IpLiteral, UdpPort } from '../net.ts';
+import { DeviceOut, InterfaceOut, NetOut, ProfileOut } from './shared.ts';
+import { type CExport } from '../../scenario/export-c/emitter.ts';
+
+export const deviceCommands = {
+  'device.list': command({
+    args: () => ({}),
+    result: z.object({
+      devices: z.array(DeviceOut.extend({ net: NetOut.nullable() })),
+      interfaces: z.array(InterfaceOut), realTime: z.boolean(), profiles: z.array(ProfileOut),
+      // real devices are listed (libibverbs + sysfs) but cannot be driven yet: that backend is not built yet
+      realDevices: z.array(z.object({
+        name: z.string(), guid: z.string().optional(), nodeGuid: z.string().optional(), nodeType: z.string().optional(),
+        fwVer: z.string().optional(), ports: z.array(z.object({ port: z.number(), state: z.string().optional(), linkLayer: z.string().optional() })),
+        usable: z.literal(false), note: z.string(),
+      })),
+      libibverbs: z.boolean(), libibverbsError: z.string().optional(),
+    }),
+    readOnly: true, recorded: false,
+  }),
+  'device.create': command({
+    args: () => ({ profile: z.string().min(1).max(32), name: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/).optional() }),
+    result: DeviceOut, creates: 'device',
+  }),
+  'device.destroy': command({ args: (h) => ({ device: h('device') }), result: z.object({ device: RHandle }) }),
+  // put a device on a real network (RoCEv2 over UDP): exactly one of interface / address; port 0 = ephemeral;
+  // peerPort = the UDP port remote hosts listen on (default: port; 4791 on a real network)
+  'device.attachNet': command({
+    args: (h) => ({ device: h('device'), interface: IfName.optional(), address: IpLiteral.optional(), port: UdpPort.default(4791), peerPort: UdpPort.optional() }),
+    result: NetOut.extend({ device: RHandle, peerPort: z.number(), realTime: z.literal(true) }),
+    network: () => 'puts a device on a real network',
+  }),
+  'device.detachNet': command({
+    args: (h) => ({ device: h('device') }),
+    result: z.object({ device: RHandle, realTime: z.boolean() }),
+    network: () => 'takes a device off a real network',
+  }),
+};
+
+// ---- C export: each command as libibverbs calls (app/scenario/export-c.ts writes the program around them)
+export const deviceC: CExport<typeof deviceCommands> = {
+  'device.list': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
+  'device.create': ({ n, a, B, what, newObj }) => {
+    const o = newObj('device');
+    B(`${o.c} = open_device();`);
+    B(`CHECK(${n}, ${o.c} != NULL, ${what(`open a device (software profile ${String(a.profile)})`)});`);
+  },
+  'device.destroy': ({ a, ctx, intCall }) => { intCall(`ibv_close_device(${ctx.h(a.device, 'device')})`, 'ibv_close_device', true); },
+  'device.attachNet': ({ a, soft }) => {
+    soft('device.attachNet: the exported program runs on the host\'s own RDMA device; putting a software device on the network has no libibverbs step');
+  },
+  'device.detachNet': ({ soft }) => {
+    soft('device.detachNet: the exported program runs on the host\'s own RDMA device; nothing to take off the network');
+  },
+};

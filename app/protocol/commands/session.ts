@@ -1,0 +1,60 @@
+// Session-wide commands: info, reset, the journal, recent events, the pcap of the session's wire.
+import { z } from 'zod';
+import { command, RHandle, RU64 } from '../descriptor.ts';
+import { DeviceEvent } from '../event.ts';
+import { Command } from '../commands.ts';
+import { PcapOut } from './shared.ts';
+import { type CExport } from '../../scenario/export-c/emitter.ts';
+
+/** a journal entry's command (typed loosely here: the Command union is built from this table) */
+const JournalCommand: z.ZodType<{ cmd: string; args: Record<string, unknown> }> = z.lazy(() => Command as unknown as z.ZodType<{ cmd: string; args: Record<string, unknown> }>);
+
+export const TrafficOut = z.object({
+  on: z.boolean(), qp: z.number(), cq: z.number(), wrs: z.number(), posted: z.number(), completed: z.number(), stopped: z.string().optional(),
+});
+export const AutorunOut = z.object({ on: z.boolean(), stepsPerSecond: z.number(), free: z.boolean() });
+
+export const sessionCommands = {
+  'session.info': command({
+    args: () => ({}),
+    result: z.object({
+      seed: z.number(), epoch: z.number(), nowNs: RU64, napiVersion: z.number(), profiles: z.array(z.string()),
+      objects: z.array(z.object({ handle: RHandle, kind: z.string(), device: RHandle })),
+      autorun: AutorunOut, realTime: z.boolean(), network: z.array(RHandle), traffic: TrafficOut.nullable(),
+      eventSeq: z.number(),   // events the device produced so far (seq of the last one)
+    }),
+    readOnly: true, recorded: false,
+  }),
+  'session.reset': command({
+    args: () => ({ seed: z.number().int().min(0).max(2 ** 32 - 1).optional() }),
+    result: z.object({ seed: z.number(), epoch: z.number() }),
+  }),
+  // device: the capture of that device's real network traffic (real IP/UDP headers) instead of the session's
+  'pcap.get': command({
+    args: (h) => ({ device: h('device').optional() }),
+    result: PcapOut, readOnly: true, recorded: false,
+  }),
+  'journal.get': command({
+    args: () => ({}),
+    result: z.object({
+      dir: z.string(), file: z.string(), entries: z.array(JournalCommand),
+      skipped: z.array(z.object({ line: z.number(), reason: z.string() })),
+    }),
+    readOnly: true, recorded: false, answeredBy: 'host',
+  }),
+  // the device events the host sent most recently (a console that connects late draws what happened before)
+  'events.recent': command({
+    args: () => ({ max: z.number().int().min(1).max(50_000).default(10_000) }),
+    result: z.object({ first: z.number(), count: z.number(), events: z.array(z.lazy(() => DeviceEvent)) }),
+    readOnly: true, recorded: false, answeredBy: 'host',
+  }),
+};
+
+// ---- C export: each command as libibverbs calls (app/scenario/export-c.ts writes the program around them)
+export const sessionC: CExport<typeof sessionCommands> = {
+  'session.info': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
+  'session.reset': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
+  'pcap.get': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
+  'journal.get': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
+  'events.recent': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
+};
