@@ -4,43 +4,18 @@
 // session, its handles and its journal are exactly as they were: a replay does not depend on them.
 import { z } from 'zod';
 import type { NativeAddon } from '../../app/host/native.ts';
-import {
-  SgComparison, SgElem, SgGenerateArgs, SgListSpec, SgMapping, SgRunConfig, SgRunResult, SG_STRATEGIES,
-} from './schema.ts';
+import type { SgElem, SgListSpec } from './schema.ts';
+import { SG_COMMANDS } from './schema-commands.ts';
 import { checkList, compare, sgGenerate, sgRun, SgError } from './sg.ts';
 
 const ERRNO: Record<number, string> = { 12: 'ENOMEM', 16: 'EBUSY', 22: 'EINVAL', 95: 'EOPNOTSUPP', 5: 'EIO', 71: 'EPROTO' };
 
-export const SG_COMMANDS = {
-  'sg.generate': {
-    args: SgGenerateArgs,
-    result: z.object({ list: z.array(SgElem), bytes: z.number() }),
-  },
-  'sg.check': {
-    args: z.object({
-      list: SgListSpec, pageSize: z.number().int().min(512).max(2 ** 30).default(4096), maxNumSg: z.number().int().min(1).optional(),
-      indirect: z.boolean().default(false),
-    }).strict(),
-    result: SgMapping,
-  },
-  'sg.run': {
-    args: z.object({ list: SgListSpec, strategy: z.enum(SG_STRATEGIES), config: SgRunConfig.default(SgRunConfig.parse({})) }).strict(),
-    result: SgRunResult,
-  },
-  'sg.compare': {
-    args: z.object({
-      list: SgListSpec, profile: z.enum(['rxe', 'cx', 'iwarp', 'minimal']).default('cx'), seed: z.number().int().min(0).default(1),
-      mrPool: z.number().int().min(1).max(65536).default(128),
-    }).strict(),
-    result: SgComparison,
-  },
-} as const;
 export type SgCommandName = keyof typeof SG_COMMANDS;
 export const isSgCommand = (name: string): name is SgCommandName => name in SG_COMMANDS;
 
 export type SgReply = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
 
-function resolve(addon: NativeAddon, spec: z.infer<typeof SgListSpec>): SgElem[] {
+function resolve(addon: NativeAddon, spec: SgListSpec): SgElem[] {
   return Array.isArray(spec) ? spec : sgGenerate(addon, spec.generate);
 }
 
