@@ -88,7 +88,7 @@ function SgChart({ c, metric }: { c: SgComparison; metric: Metric }) {
     const plot = new uPlot({
       width: Math.max(320, host.clientWidth), height: 200, legend: { show: false },
       scales: { x: { time: false, range: [-0.5, c.rows.length - 0.5] } },
-      axes: [{ values: (_u, ticks) => ticks.map((t) => c.rows[t]?.strategy ?? '') }, {}],
+      axes: [{ values: (_u, ticks) => ticks.map((t) => c.rows[t]?.strategy ?? '') }, { size: 80, values: (_u, ticks) => ticks.map((t) => t.toLocaleString('en')) }],
       series: [{}, { label: METRICS[metric], paths: bars, fill: 'rgba(31,119,180,0.6)', stroke: '#1f77b4', points: { show: false } }],
     }, [xs, ys], host);
     return () => plot.destroy();

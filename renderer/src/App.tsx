@@ -10,8 +10,9 @@ import { WirePanel } from './panels/WirePanel.tsx';
 import { EventsPanel } from './panels/EventsPanel.tsx';
 import { RunPanel } from './panels/RunPanel.tsx';
 import { ScenarioPanel } from './panels/ScenarioPanel.tsx';
+import { SgLabPanel } from './panels/SgLabPanel.tsx';
 
-const PANELS: readonly PanelId[] = ['devices', 'memory', 'queues', 'wire', 'events', 'run', 'scenario'];
+const PANELS: readonly PanelId[] = ['devices', 'memory', 'queues', 'wire', 'events', 'run', 'scenario', 'sg'];
 /** the panel named in the URL's hash (#events), if any */
 export const panelOfHash = (): PanelId | null => { const h = window.location.hash.slice(1); return (PANELS as readonly string[]).includes(h) ? h as PanelId : null; };
 
@@ -42,6 +43,7 @@ export function App() {
         {panel === 'events' && <EventsPanel />}
         {panel === 'run' && <RunPanel />}
         {panel === 'scenario' && <ScenarioPanel />}
+        {panel === 'sg' && <SgLabPanel />}
       </main>
     </div>
   );

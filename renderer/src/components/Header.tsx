@@ -7,7 +7,7 @@ import { ErrorMessage } from './ui.tsx';
 const PANELS: { id: PanelId; label: string }[] = [
   { id: 'devices', label: 'Devices' }, { id: 'memory', label: 'Memory & keys' }, { id: 'queues', label: 'Queues' },
   { id: 'wire', label: 'Wire' }, { id: 'events', label: 'Events' }, { id: 'run', label: 'Run & faults' },
-  { id: 'scenario', label: 'Scenario' },
+  { id: 'scenario', label: 'Scenario' }, { id: 'sg', label: 'Lab: scatter lists' },
 ];
 
 export function HostStatus() {

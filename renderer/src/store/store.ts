@@ -62,7 +62,7 @@ export interface RemoteDestArgs { dgid: string; qpn: number; psn: number; sgidIn
 export interface BufferView { handle: number; addr: number; length: number; destroyed: boolean }
 export interface PdView { handle: number; device: number; destroyed: boolean }
 export interface PollView { cq: number; wcs: Rec[]; seqAt: number }
-export type PanelId = 'devices' | 'memory' | 'queues' | 'wire' | 'events' | 'run' | 'scenario';
+export type PanelId = 'devices' | 'memory' | 'queues' | 'wire' | 'events' | 'run' | 'scenario' | 'sg';
 export interface Faults { loss: number; duplicate: number; reorder: number; delay: number; delayNs: number }
 
 /** renderer-side latency samples: a batch's arrival -> the frame after the store published it (ms) */
