@@ -2,7 +2,7 @@
 // 127.0.0.1 with different UDP ports. Each page puts its device on the network, each side connects its RC QP
 // with the numbers the other page shows (rc_pingpong's "local address"), one side posts an RDMA WRITE, and the
 // bytes change in the other page's buffer; both wire views show the real packets, the writer gets its CQE, and
-// the saved network pcap decodes in tshark as InfiniBand with every ICRC good (roce_icrc.lua).
+// the saved network pcap decodes in tshark as InfiniBand with every ICRC good (native/tests/tshark/icrc_check.lua, our independent ICRC check).
 // The two servers are started here (fresh session directories), not the config's shared web server, so no
 // other spec ever sees a session that runs in real time.
 import { expect, test, type Page } from '@playwright/test';
@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TOKEN, freeTcpPort, noErrors, panel, selectContaining, shot } from './helpers.ts';
 
-const LUA = '/work/shared/fixtures/rocev2/roce_icrc.lua';
+const LUA = path.resolve('native/tests/tshark/icrc_check.lua');
 const TSHARK = '/usr/bin/tshark';
 
 test.describe.configure({ mode: 'serial' });
@@ -217,14 +217,10 @@ test('two hosts on 127.0.0.1: RC QP across, RDMA WRITE, bytes, packets, CQE and 
   const bytes = fs.readFileSync(file);
   expect(bytes.readUInt32LE(0)).toBe(0xa1b2c3d4);
   if (fs.existsSync(TSHARK) && fs.existsSync(LUA)) {
-    // the fixture checks the ICRC of datagrams to port 4791; these two hosts listen on ua / ub, so a copy
-    // with those ports added checks them, and -d makes tshark dissect them as RoCEv2 (InfiniBand)
-    const lua = path.join(path.dirname(file), 'roce_icrc.lua');
-    const src = fs.readFileSync(LUA, 'utf8');
-    expect(src).toContain('dp.value ~= 4791');
-    fs.writeFileSync(lua, src.replace('dp.value ~= 4791', `(dp.value ~= 4791 and dp.value ~= ${ua} and dp.value ~= ${ub})`));
-    const r = spawnSync(TSHARK, ['-X', `lua_script:${lua}`, '-d', `udp.port==${ua},infiniband`, '-d', `udp.port==${ub},infiniband`,
-      '-r', file, '-Y', 'infiniband', '-T', 'fields', '-e', 'infiniband.bth.opcode', '-e', 'roce_icrc.status'], { encoding: 'utf8' });
+    // the checker looks at datagrams to port 4791; these two hosts listen on ua / ub, so those ports are given
+    // as its script arguments, and -d makes tshark dissect them as RoCEv2 (InfiniBand)
+    const r = spawnSync(TSHARK, ['-X', `lua_script:${LUA}`, '-X', `lua_script1:${ua}`, '-X', `lua_script1:${ub}`, '-d', `udp.port==${ua},infiniband`, '-d', `udp.port==${ub},infiniband`,
+      '-r', file, '-Y', 'infiniband', '-T', 'fields', '-e', 'infiniband.bth.opcode', '-e', 'icrc_check.status'], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThanOrEqual(2);                       // the WRITE and its ACK at least
@@ -232,7 +228,7 @@ test('two hosts on 127.0.0.1: RC QP across, RDMA WRITE, bytes, packets, CQE and 
     expect(lines.some((l) => l.startsWith('17\t'))).toBe(true);          // RC Acknowledge
     for (const l of lines) expect(l.split('\t')[1], l).toBe('good');
   } else {
-    test.info().annotations.push({ type: 'skipped-check', description: 'tshark or roce_icrc.lua not installed: pcap not decoded' });
+    test.info().annotations.push({ type: 'skipped-check', description: 'tshark not installed: pcap not decoded' });
   }
 
   // off the network: run controls come back

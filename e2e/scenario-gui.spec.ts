@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { START, allocBuffers, noErrors, panel, selectContaining } from './helpers.ts';
-const LIBRARY = 'e2e/scenarios/rc_rdma_write.json';
+const LIBRARY = 'scenarios/rc_rdma_write.json';
 
 test.describe.configure({ mode: 'serial' });
 

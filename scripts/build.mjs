@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds the native parts with g++ directly (no cmake/make/python needed) and the renderer with Vite.
-//   node scripts/build.mjs [native|addon|tests|asan|tsan|bench|tools|renderer|all]
+//   node scripts/build.mjs [native|addon|tests|asan|tsan|fuzz|bench|tools|renderer|all]
 // tsan (ThreadSanitizer, manual): build/native-tsan/vl_tests --gtest_filter='EngineThreads.*' (see README)
+// fuzz: the libFuzzer targets fuzz/*.cpp with clang (ASan + UBSan) -> build/native-fuzz/vl_fuzz_<name> (scripts/fuzz.mjs)
 // Objects are incremental (g++ -MMD dependency files), compiled in parallel on every core.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -68,6 +69,12 @@ const PROFILES = {
   release: { dir: 'build/native', flags: ['-O2', '-g', '-fPIC', '-DNDEBUG'] },
   asan: { dir: 'build/native-asan', flags: ['-O1', '-g', '-fPIC', '-fsanitize=address,undefined', '-fno-omit-frame-pointer', '-fno-sanitize-recover=undefined'] },
   tsan: { dir: 'build/native-tsan', flags: ['-O1', '-g', '-fPIC', '-fsanitize=thread', '-fno-omit-frame-pointer'] },
+  // libFuzzer needs clang (Debian's clang + libclang-rt-dev); the library is instrumented for coverage, not linked with main
+  fuzz: {
+    dir: 'build/native-fuzz', cxx: process.env.VL_FUZZ_CXX || 'clang++',
+    flags: ['-O1', '-g', '-fPIC', '-fsanitize=fuzzer-no-link,address,undefined', '-fno-omit-frame-pointer', '-fno-sanitize-recover=undefined'],
+    linkFlags: ['-g', '-fsanitize=fuzzer,address,undefined'],
+  },
 };
 
 async function compile(profile, srcs, extraFlags = []) {
@@ -82,7 +89,7 @@ async function compile(profile, srcs, extraFlags = []) {
     tasks.push(async () => {
       fs.mkdirSync(path.dirname(obj), { recursive: true });
       console.log(`  c++ [${profile}] ${rel}`);
-      await run(CXX, ['-std=c++20', ...WARN, ...flags, ...extraFlags, '-pthread', '-I', 'native/include', '-I', 'native/src', '-MMD', '-MP', '-c', src, '-o', obj]);
+      await run(PROFILES[profile].cxx ?? CXX, ['-std=c++20', ...WARN, ...flags, ...extraFlags, '-pthread', '-I', 'native/include', '-I', 'native/src', '-MMD', '-MP', '-c', src, '-o', obj]);
     });
   }
   await pool(tasks);
@@ -90,12 +97,12 @@ async function compile(profile, srcs, extraFlags = []) {
 }
 
 async function link(profile, out, objs, libs = [], shared = false) {
-  const { flags } = PROFILES[profile];
+  const { flags, linkFlags, cxx } = PROFILES[profile];
   const t = mtime(out);
   if (t >= 0 && objs.every((o) => mtime(o) <= t)) return out;
   fs.mkdirSync(path.dirname(out), { recursive: true });
   console.log(`  link ${path.relative(root, out)}`);
-  await run(CXX, [...flags, '-pthread', ...(shared ? ['-shared'] : []), ...objs, '-o', out, ...libs]);
+  await run(cxx ?? CXX, [...(linkFlags ?? flags), '-pthread', ...(shared ? ['-shared'] : []), ...objs, '-o', out, ...libs]);
   return out;
 }
 
@@ -127,6 +134,17 @@ export async function buildTools(profile = 'release') {
   return out;
 }
 
+// fuzz/*.cpp: one libFuzzer program each, build/native-fuzz/vl_fuzz_<name>
+export async function buildFuzz() {
+  const lib = await compile('fuzz', libSrcs());
+  const out = [];
+  for (const src of walk(path.join(root, 'fuzz'), '.cpp')) {
+    const objs = await compile('fuzz', [src]);
+    out.push(await link('fuzz', path.join(root, PROFILES.fuzz.dir, `vl_fuzz_${path.basename(src, '.cpp')}`), [...lib, ...objs], ['-ldl']));
+  }
+  return out;
+}
+
 export async function buildBench() {
   const lib = await compile('release', libSrcs());
   const bench = await compile('release', walk(path.join(root, 'native/bench'), '.cpp'));
@@ -146,6 +164,7 @@ async function main() {
   if (what === 'asan') { await buildTests('asan'); await buildTools('asan'); }
   if (what === 'tsan') { await buildTests('tsan'); await buildTools('tsan'); }
   if (what === 'tools') await buildTools('release');
+  if (what === 'fuzz') await buildFuzz();
   if (what === 'bench') await buildBench();
   if (what === 'renderer' || what === 'all') await buildRenderer();
   console.log(`build ${what}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

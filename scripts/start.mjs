@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm start: install what is missing, build (incrementally) the native addon and the renderer, then open the
-// console: an Electron window when an Electron binary exists, else browser mode on 127.0.0.1.
-//   npm start -- [--no-open] [--port N] [--session-dir DIR] [--browser]
+// console: an Electron window when an Electron binary exists or Electron's install step gets one, else browser mode
+// on 127.0.0.1 with the reason in one line.
+//   npm start -- [--no-open] [--port N] [--session-dir DIR] [--browser] [--no-build]
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
-const opt = { open: true, port: undefined, sessionDir: undefined, browser: false };
+const opt = { open: true, port: undefined, sessionDir: undefined, browser: false, build: true };
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   const val = () => { const v = argv[++i]; if (v === undefined) { console.error(`${a} needs a value`); process.exit(2); } return v; };
@@ -17,8 +18,9 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--port') opt.port = val();
   else if (a === '--session-dir') opt.sessionDir = path.resolve(val());
   else if (a === '--browser') opt.browser = true;
+  else if (a === '--no-build') opt.build = false;
   else if (a === '-h' || a === '--help') {
-    console.log('usage: npm start -- [--no-open] [--port N (0 = any)] [--session-dir DIR] [--browser (skip Electron)]');
+    console.log('usage: npm start -- [--no-open] [--port N (0 = any)] [--session-dir DIR] [--browser (skip Electron)] [--no-build (use what is built)]');
     process.exit(0);
   } else { console.error(`unknown option ${a} (try --help)`); process.exit(2); }
 }
@@ -29,7 +31,7 @@ function have(cmd) {
 
 // ------------------------------------------------------------------ 1. dependencies
 if (!fs.existsSync(path.join(root, 'node_modules', 'vite')) || !fs.existsSync(path.join(root, 'node_modules', 'tsx'))) {
-  console.log('node_modules missing: running `npm install` (ELECTRON_SKIP_BINARY_DOWNLOAD=1: the Electron binary is not downloaded)');
+  console.log('node_modules missing: running `npm install` (the Electron binary comes after, from its own install step)');
   const r = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
     cwd: root, stdio: 'inherit', env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1', PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1' },
   });
@@ -51,7 +53,7 @@ function newestMtime(paths) {
   return t;
 }
 
-try {
+if (opt.build) try {
   console.log('building the native addon (incremental)…');
   await buildAddon();
   const index = path.join(root, 'dist', 'renderer', 'index.html');
@@ -68,14 +70,9 @@ try {
 }
 
 // ------------------------------------------------------------------ 3. Electron or browser
-function electronBinary() {
-  const dirs = [process.env.ELECTRON_OVERRIDE_DIST_PATH, path.join(root, 'node_modules', 'electron', 'dist')].filter(Boolean);
-  for (const d of dirs) {
-    const bin = path.join(d, process.platform === 'darwin' ? 'Electron.app/Contents/MacOS/Electron' : 'electron');
-    if (fs.existsSync(bin)) return bin;
-  }
-  return null;
-}
+// An Electron window when a binary is there or Electron's own install step gets one (bounded in time); else the
+// browser, with the actual reason in one line.
+const { fallbackLine, findElectron, installElectron } = await import('./electron.mjs');
 
 const children = new Set();
 function stopAll(code = 0) {
@@ -85,18 +82,53 @@ function stopAll(code = 0) {
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
 
-const electron = opt.browser ? null : electronBinary();
-if (electron) {
+let electron = null;
+let why = null;
+if (!opt.browser) {
+  electron = findElectron();
+  if (!electron) {
+    const r = await installElectron({ log: (l) => console.log(l) });
+    if (r.ok) { electron = r.binary; console.log(`Electron installed: ${electron}`); } else why = r.reason;
+  }
+  if (electron && process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
+    electron = null;
+    why = 'no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset)';
+  }
+}
+if (electron) startElectron(electron).catch((e) => { console.log(fallbackLine(`Electron could not start: ${e.message}`)); startBrowser(); });
+else {
+  if (why) console.log(fallbackLine(why));
+  startBrowser();
+}
+
+/** The window; if Electron fails in its first seconds (missing system libraries...), the browser instead. */
+async function startElectron(bin) {
   const { bundleElectron } = await import('../app/electron/bundle.mjs');
   await bundleElectron();
-  console.log(`starting Electron (${electron})`);
+  console.log(`starting Electron (${bin})`);
   const args = [path.join(root, 'dist', 'electron', 'main.cjs')];
+  // Chromium refuses to run as root with its sandbox on; the window keeps its own settings (sandboxed renderer)
+  if (process.getuid?.() === 0) args.unshift('--no-sandbox');
   if (opt.sessionDir) args.push('--session-dir', opt.sessionDir);
-  const c = spawn(electron, args, { cwd: root, stdio: 'inherit' });
+  const c = spawn(bin, args, { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] });
   children.add(c);
-  c.on('exit', (code) => { children.delete(c); process.exit(code ?? 0); });
-} else {
-  if (!opt.browser) console.log('Electron binary not installed (downloads are blocked here); serving the console in your browser instead');
+  let tail = '';
+  c.stderr.on('data', (d) => { process.stderr.write(d); tail = (tail + d).slice(-4000); });
+  const t0 = Date.now();
+  c.on('error', (e) => { children.delete(c); console.log(fallbackLine(`Electron could not start: ${e.message}`)); startBrowser(); });
+  c.on('exit', (code, signal) => {
+    children.delete(c);
+    if (code && Date.now() - t0 < 20_000) {
+      const last = tail.split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? '';
+      console.log(fallbackLine(`Electron exited with code ${code}${last ? ` (${last.slice(0, 200)})` : ''}`));
+      startBrowser();
+      return;
+    }
+    process.exit(code ?? (signal ? 1 : 0));
+  });
+}
+
+function startBrowser() {
   const args = ['--import', 'tsx', path.join(root, 'app', 'server', 'main.ts')];
   if (opt.port !== undefined) args.push('--port', String(opt.port));
   if (opt.sessionDir) args.push('--session-dir', opt.sessionDir);

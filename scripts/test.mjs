@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // npm test: installs what is missing, then runs every suite and ends with one line "N passed, N failed".
 //   (a) C++ unit tests (gtest, release)   (b) the same under ASan+UBSan   (c) tsc (main + Electron configs)
-//   (d) vitest (app/**, renderer/** *.test.ts)   (e) scenarios (e2e/scenarios/*.json)   (f) Playwright e2e
-// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e)
+//   (d) vitest (app/**, renderer/** *.test.ts)   (e) scenarios (scenarios/*.json, labs/*/scenarios/*.json)
+//   (f) Playwright e2e   (g) fuzz: each libFuzzer target (fuzz/*.cpp, clang, ASan + UBSan) for a few seconds over its
+//   seed corpus   (h) labs (every lab of labs/ headless: verbslab lab run all)
+// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,13 +16,22 @@ const results = path.join(root, 'build', 'test-results');
 fs.mkdirSync(results, { recursive: true });
 const argv = process.argv.slice(2);
 const onlyArg = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] ?? '' : '';
-const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e' };
+const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'fuzz', h: 'labs' };
 const only = new Set(onlyArg.split(',').filter(Boolean).map((s) => SUITES[s] ?? s));
 const want = (name) => only.size === 0 || only.has(name);
 const t0 = Date.now();
 
 const have = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 const isRoot = process.getuid?.() === 0;
+/** clang's libFuzzer runtime (Debian: libclang-rt-N-dev) under /usr/lib/llvm-N */
+function haveFuzzerRuntime() {
+  try {
+    return fs.readdirSync('/usr/lib').filter((d) => d.startsWith('llvm-')).some((d) => {
+      const base = `/usr/lib/${d}/lib/clang`;
+      return fs.existsSync(base) && fs.readdirSync(base).some((v) => fs.existsSync(`${base}/${v}/lib/linux`) && fs.readdirSync(`${base}/${v}/lib/linux`).some((f) => f.startsWith('libclang_rt.fuzzer-')));
+    });
+  } catch { return false; }
+}
 
 function sh(cmd, args, opts = {}) {
   return new Promise((resolve) => {
@@ -46,11 +57,14 @@ if (!fs.existsSync(path.join(root, 'node_modules', 'vitest')) || !fs.existsSync(
 
 const needE2e = want('e2e');
 const needCpp = want('cpp') || want('asan');
+const needFuzz = want('fuzz');
 const missing = [];
 if (needE2e && !findChromium()) missing.push('chromium');
 if (needCpp && !(fs.existsSync('/usr/include/gtest/gtest.h') && ['/usr/lib/x86_64-linux-gnu/libgtest.a', '/usr/lib/aarch64-linux-gnu/libgtest.a', '/usr/lib/libgtest.a', '/usr/local/lib/libgtest.a'].some((p) => fs.existsSync(p)))) missing.push('libgtest-dev');
 if (needCpp && !fs.existsSync('/usr/include/infiniband/verbs.h')) missing.push('libibverbs-dev');
 if (needCpp && !have('tshark')) missing.push('tshark');
+if (needFuzz && !have('clang++')) missing.push('clang');
+if (needFuzz && !haveFuzzerRuntime()) missing.push('libclang-rt-14-dev');
 if (missing.length) {
   if (isRoot && have('apt-get')) {
     step(`installing Debian packages: ${missing.join(' ')} (apt-get update; apt-get install -y)`);
@@ -136,12 +150,15 @@ if (want('vitest')) {
 }
 
 if (want('scenarios')) {
-  const dir = path.join(root, 'e2e', 'scenarios');
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')) : [];
-  if (files.length && fs.existsSync(path.join(root, 'app', 'scenario', 'cli.ts'))) {
-    step(`scenarios (${files.length} in e2e/scenarios)`);
+  // the general library and each lab's recorded scenarios (the runner takes directories)
+  const labsDir = path.join(root, 'labs');
+  const dirs = ['scenarios', ...(fs.existsSync(labsDir) ? fs.readdirSync(labsDir).sort().map((id) => path.join('labs', id, 'scenarios')) : [])]
+    .filter((d) => fs.existsSync(path.join(root, d)));
+  const count = dirs.reduce((n, d) => n + fs.readdirSync(path.join(root, d)).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).length, 0);
+  if (count && fs.existsSync(path.join(root, 'app', 'scenario', 'cli.ts'))) {
+    step(`scenarios (${count} in ${dirs.join(', ')})`);
     await sh(process.execPath, ['scripts/build.mjs', 'addon']);
-    const r = await sh(process.execPath, ['app/cli/verbslab.mjs', 'run', '--json', 'e2e/scenarios'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const r = await sh(process.execPath, ['app/cli/verbslab.mjs', 'run', '--json', ...dirs], { stdio: ['ignore', 'pipe', 'inherit'] });
     let s = null;
     try { s = JSON.parse(r.out); } catch { /* not JSON */ }
     if (s && typeof s.passed === 'number') {
@@ -149,8 +166,25 @@ if (want('scenarios')) {
       record('scenarios', s.passed, s.failed);
     } else record('scenarios', 0, 1, `no JSON summary (exit ${r.code})`);
   } else {
-    console.log('\n== scenarios: none registered (e2e/scenarios/*.json with app/scenario/cli.ts)');
+    console.log('\n== scenarios: none registered (scenarios/*.json with app/scenario/cli.ts)');
   }
+}
+
+if (want('labs')) {
+  const labsDir = path.join(root, 'labs');
+  const ids = fs.existsSync(labsDir) ? fs.readdirSync(labsDir).filter((id) => fs.existsSync(path.join(labsDir, id, 'lab.json'))) : [];
+  if (ids.length) {
+    step(`labs (${ids.join(', ')}: every step headless)`);
+    await sh(process.execPath, ['scripts/build.mjs', 'addon']);
+    const r = await sh(process.execPath, ['app/cli/verbslab.mjs', 'lab', 'run', 'all', '--json', '--junit', path.join(results, 'labs.xml')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let s = null;
+    try { s = JSON.parse(r.out); } catch { /* not JSON */ }
+    if (s && Array.isArray(s.runs)) {
+      const steps = s.runs.flatMap((x) => x.steps.map((st) => ({ ...st, lab: x.id })));
+      for (const st of steps) if (!st.passed) console.log(`   FAIL ${st.lab}/${st.id}: ${st.failure}`);
+      record('labs', steps.filter((st) => st.passed).length, steps.filter((st) => !st.passed).length + s.errors.length, s.errors.join('; '));
+    } else record('labs', 0, 1, `no JSON summary (exit ${r.code})`);
+  } else console.log('\n== labs: none (labs/<id>/lab.json)');
 }
 
 if (want('e2e')) {
@@ -173,6 +207,19 @@ if (want('e2e')) {
       record('Playwright e2e', st.expected ?? 0, failed + (errs.length && !failed ? 1 : 0), [st.skipped ? `${st.skipped} skipped` : '', st.flaky ? `${st.flaky} flaky counted as failed` : '', errs.length ? `${errs.length} global error(s)` : ''].filter(Boolean).join(', '));
     } else record('Playwright e2e', 0, 1, `no report (exit ${r.code})`);
   }
+}
+
+if (want('fuzz')) {
+  // seconds-long: a smoke run over the checked-in seeds (the long run is `npm run fuzz -- --minutes N`)
+  const secs = Number(process.env.VL_FUZZ_SECONDS ?? 15);
+  step(`fuzz (each target ${secs} s, ASan + UBSan)`);
+  const r = await sh(process.execPath, ['scripts/fuzz.mjs', '--seconds', String(secs), '--fresh', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let s = null;
+  try { s = JSON.parse(r.out); } catch { /* not JSON */ }
+  if (s && Array.isArray(s.targets) && s.targets.length) {
+    for (const t of s.targets) console.log(`   ${t.ok ? 'ok  ' : 'FAIL'} ${t.target}: ${t.executions} executions, cov ${t.coverage}, corpus ${t.corpus}${t.ok ? '' : ` — ${t.error} (input ${t.artifact})`}`);
+    record('fuzz', s.targets.filter((t) => t.ok).length, s.targets.filter((t) => !t.ok).length);
+  } else record('fuzz', 0, 1, `no JSON summary (exit ${r.code})`);
 }
 
 // ------------------------------------------------------------------ 3. summary

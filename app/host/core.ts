@@ -285,7 +285,11 @@ export class HostCore {
       reply({ type: 'reply', id: null, ok: false, error: { code: 'EOPNOTSUPP', message: `control "${msg.action}" is handled by the shell (server or Electron main), not the backend host` } });
       return;
     }
-    const r = this.execute(msg.command);
+    let r: ExecResult;
+    // a command the executor cannot cope with is that command's error, never the host's end
+    try { r = this.execute(msg.command); } catch (e) {
+      r = { ok: false, error: { code: 'INTERNAL', message: `${msg.command.cmd}: ${(e as Error)?.message ?? String(e)}` } };
+    }
     reply(r.ok ? { type: 'reply', id: msg.id, ok: true, result: r.result } : { type: 'reply', id: msg.id, ok: false, error: r.error });
   }
 

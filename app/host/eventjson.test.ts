@@ -11,12 +11,13 @@ import { parseScenarioText } from '../scenario/load.ts';
 import { ScenarioRun } from '../scenario/run.ts';
 import type { Executor } from './api.ts';
 import type { DeviceEvent } from '../protocol/index.ts';
-import { addDropped, concatFrames, decodeFrames, frameEvents, frameTotals } from '../protocol/index.ts';
+import { Change, KeyState, addDropped, concatFrames, decodeFrames, frameEvents, frameTotals } from '../protocol/index.ts';
 import { EventBatcher, EventBinary, EventText } from './batcher.ts';
+import { REPO_ROOT, libraryFiles } from '../scenario/library.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const dir = path.join(root, 'e2e/scenarios');
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).sort();
+const dir = REPO_ROOT;
+const files = libraryFiles().map((f) => path.relative(REPO_ROOT, f));
 
 type Mod = typeof import('./executor.ts');
 let mod: Mod | undefined;
@@ -70,10 +71,19 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
     });
   }
 
-  it('covers packets, work completions, key checks and async events', () => {
+  it('covers packets, work completions, key checks, async events and the typed change / key state', () => {
     const kinds = new Set<string>();
-    for (const f of files) for (const e of eventsOf(f, 'frames').events) kinds.add(e.kind);
+    const changes = new Set<string>(), states = new Set<string>();
+    for (const f of files) {
+      for (const e of eventsOf(f, 'frames').events) {
+        kinds.add(e.kind);
+        if (e.change !== undefined) changes.add(Change.name(e.change));
+        if (e.keyState !== undefined) states.add(`${e.objKind} ${e.kind} ${KeyState.name(e.keyState)}`);
+      }
+    }
     for (const k of ['PacketSent', 'PacketReceived', 'Cqe', 'KeyCheck', 'AsyncEvent', 'ObjectModified', 'QpState', 'MemWrite']) expect(kinds).toContain(k);
+    for (const c of ['MAP_MR_SG', 'REG_MR', 'LOCAL_INV', 'REMOTE_INV', 'BIND']) expect(changes).toContain(c);
+    for (const s of ['mr ObjectCreated valid', 'mr ObjectCreated free', 'mw ObjectCreated free', 'mw ObjectModified valid', 'mr ObjectModified free']) expect(states).toContain(s);
   });
 
   it('a batch of native chunks is one message whose text parses to the same events', () => {

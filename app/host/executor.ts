@@ -23,14 +23,6 @@ export { deviceOut, eventOut, mrOut, mwOut, profileOut, qpOut, wcOut } from './c
 export interface TrackedObject { handle: number; kind: string; device: number }
 export interface ExecutorExtra extends ExecutorOptions { addon?: NativeAddon; maxPendingEvents?: number }
 
-/** value -> name tables of the enums that event JSON names (the first name of a value, as table().name) */
-function eventNameTables() {
-  const t = (e: { values: Record<string, number>; name(v: number): string }) =>
-    Object.fromEntries(Object.values(e.values).map((v) => [v, e.name(v)]));
-  return { wcStatus: t(WcStatus), wcOpcode: t(WcOpcode), eventType: t(EventType) };
-}
-
-
 /** A chunk of events as protocol JSON text (see EventChunk in batcher.ts), with its lifecycle events decoded. */
 export type ExecEventChunk = EventChunk & { objects: DeviceEvent[] };
 
@@ -56,7 +48,6 @@ export class NativeExecutor implements Executor {
     this.seed = opts.seed ?? 1;
     this.maxPending = opts.maxPendingEvents ?? 200_000;
     this.s = new this.addon.Session(this.seed);
-    this.addon.setEventNames?.(eventNameTables());
   }
 
   get native(): NativeSession { return this.s; }

@@ -1,5 +1,8 @@
 // The session journal: every successfully executed state-changing command, one JSON line each, appended
 // without fsync (the OS page cache survives a host crash; a torn last line is skipped on replay).
+// Durability (docs/hardening.md): a command is in the journal before its reply leaves the host, so a host killed
+// at any point (SIGKILL) loses no acknowledged command; a power loss or kernel crash can lose what the kernel had
+// not written back yet (no fsync: up to vm.dirty_expire_centisecs, 30 s by default), never reorder it.
 // It is the scenario being recorded: a restarted host replays it to rebuild the same objects.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,17 +28,27 @@ export class Journal {
 
   get count(): number { return this.n; }
 
-  /** Read and validate every line; broken or invalid lines are reported, not thrown. */
+  /** Read and validate every line; broken or invalid lines are reported, not thrown. A torn last line (the host
+   *  died inside a write: no newline after it) is reported and cut off the file, so the next append starts a line of
+   *  its own instead of being glued to the fragment (and lost with it at the next replay). */
   read(): JournalRead {
     const out: JournalRead = { entries: [], skipped: [] };
     if (!fs.existsSync(this.file)) return out;
-    const lines = fs.readFileSync(this.file, 'utf8').split('\n');
+    const raw = fs.readFileSync(this.file, 'utf8');
+    const lines = raw.split('\n');
+    const whole = raw.lastIndexOf('\n') + 1;
     lines.forEach((text, i) => {
       if (!text.trim()) return;
+      const torn = i === lines.length - 1;   // the text after the last newline
       let obj: unknown;
-      try { obj = JSON.parse(text); } catch (e) { out.skipped.push({ line: i + 1, reason: `not JSON: ${(e as Error).message}` }); return; }
+      try { obj = JSON.parse(text); } catch (e) {
+        out.skipped.push({ line: i + 1, reason: torn ? `torn last line (${text.length} bytes, no newline): removed from the journal` : `not JSON: ${(e as Error).message}` });
+        if (torn) fs.truncateSync(this.file, Buffer.byteLength(raw.slice(0, whole)));
+        return;
+      }
       const cmd = Command.safeParse((obj as { command?: unknown })?.command);
       if (!cmd.success) { out.skipped.push({ line: i + 1, reason: `invalid command: ${cmd.error.issues[0]?.message}` }); return; }
+      if (torn) fs.appendFileSync(this.file, '\n');   // whole but unterminated: terminate it
       out.entries.push({ n: out.entries.length + 1, command: cmd.data });
     });
     this.n = out.entries.length;

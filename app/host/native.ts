@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ProfileQuirks } from '../protocol/quirks.ts';
 
 /** 64-bit values: a number when <= 2^53-1, else a "0x..." hex string. */
 export type U64 = number | string;
@@ -18,6 +19,8 @@ export interface NProfile {
   maxMw: number; maxSrq: number; maxSrqWr: number; maxSrqSge: number; maxQpRdAtom: number; maxQpInitRdAtom: number;
   maxFastRegPageListLen: number; maxInlineData: number; activeMtu: number; maxMrSize: U64; pageSizeCap: U64;
   indirectReg: boolean; zeroBasedMr: boolean; readWithInv: boolean; lkeyEqRkey: boolean; keyBytePolicy: string;
+  /** where the profile behaves as Linux rxe rather than the IBA / ConnectX (app/protocol/quirks.ts) */
+  quirks: ProfileQuirks;
 }
 export interface NGid { index: number; gid: string; type: string }
 export interface NDevice { handle: number; name: string; profile: NProfile; nodeGuid: string; gids: NGid[]; portState: number }
@@ -44,6 +47,8 @@ export interface NQp {
 export interface NWc {
   wrId: U64; status: number; opcode: number; vendorErr: number; byteLen: number; immData: number; invalidatedRkey: number;
   qpNum: number; srcQp: number; wcFlags: number; pkeyIndex: number; slid: number; sl: number; dlidPathBits: number;
+  /** the profile rule (app/protocol/quirks.ts) that decided this completion, where rxe and the IBA / ConnectX differ */
+  rule?: string;
 }
 export interface NSendWr {
   wrId?: U64; opcode: number; sendFlags?: number; sgList?: NSge[]; inlineData?: Uint8Array; immData?: number;
@@ -58,7 +63,7 @@ export interface NPacket {
 }
 export interface NEvent {
   seq: U64; t: U64; kind: string; device: number; obj: number; objKind: string; a: U64; b: U64; c: U64; d: U64;
-  text?: string; ok?: boolean; pkt?: NPacket; wc?: NWc;
+  text?: string; ok?: boolean; pkt?: NPacket; wc?: NWc; change?: number; keyState?: number;
 }
 export interface NNetGid { index: number; gid: string; type: string; ip?: string }
 export interface NNetStats { txPackets: U64; txBytes: U64; rxPackets: U64; rxBytes: U64; rxDropped: U64; txDropped: U64 }
@@ -95,6 +100,8 @@ export interface NativeSession {
   mr_info(mr: number): NMr | null;
   mw_info(mw: number): NMw | null;
   create_cq(dev: number, cqe: number, withChannel: boolean): NResult<number>;
+  /** the CQ as the device holds it: cqe is the depth granted (rxe rounds up to 2^n - 1) */
+  cq_info(cq: number): { cq: number; device: number; cqe: number; channel: boolean } | null;
   destroy_cq(cq: number): NStatus;
   req_notify_cq(cq: number, solicitedOnly: boolean): NStatus;
   req_notify_cq_report_missed(cq: number, solicitedOnly: boolean): NResult<number>;
@@ -163,7 +170,6 @@ export interface NativeAddon {
   /** Deliberate native crash (std::abort) for the "backend dies" demo and tests. */
   abort(): never;
   /** names of rdma-core enum values for drain_events_json (from app/protocol/enums.ts) */
-  setEventNames?(names: { wcStatus: Record<number, string>; wcOpcode: Record<number, string>; eventType: Record<number, string> }): void;
   napiVersion: number;
 }
 

@@ -11,6 +11,7 @@ import type { Command, DeviceEvent, FromHost } from '../protocol/index.ts';
 import type { ExecResult } from './api.ts';
 import { HostCore, type HostExecutor } from './core.ts';
 import { ScenarioHostCore } from './recorder.ts';
+import { REPO_ROOT, libraryFile, libraryFiles } from '../scenario/library.ts';
 import { runScenario } from '../scenario/run.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -157,7 +158,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
 
   it('replays a library scenario step by step through the host; the journal and the clients see it; the recording takes its names', () => {
     const { core, x, okr, batches } = host();
-    const text = fs.readFileSync(path.join(root, 'e2e/scenarios/rc_rdma_write.json'), 'utf8');
+    const text = fs.readFileSync(libraryFile('rc_rdma_write.json'), 'utf8');
     const loaded = okr({ cmd: 'scenario.load', args: { text, file: 'rc_rdma_write.json' } }) as { replay: { total: number; position: number } };
     expect(loaded.replay.position).toBe(0);
     const total = loaded.replay.total;
@@ -227,7 +228,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
 
   it('stops at the first failed expectation with expected vs got, and refuses a malformed file with step and field', () => {
     const { core, x, okr } = host();
-    const sc = JSON.parse(fs.readFileSync(path.join(root, 'e2e/scenarios/rc_rdma_write.json'), 'utf8'));
+    const sc = JSON.parse(fs.readFileSync(libraryFile('rc_rdma_write.json'), 'utf8'));
     const poll = sc.steps.findIndex((s: { cmd: string }) => s.cmd === 'cq.poll');
     sc.steps[poll].expect.wc[0].status = 'IBV_WC_REM_ACCESS_ERR';
     okr({ cmd: 'scenario.load', args: { text: JSON.stringify(sc) } });
@@ -251,8 +252,8 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
   });
 
   it('every library scenario replays through the host, and what the host recorded of it passes headless again', () => {
-    const dir = path.join(root, 'e2e/scenarios');
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json'));
+    const dir = REPO_ROOT;
+    const files = libraryFiles().map((f) => path.relative(REPO_ROOT, f));
     expect(files.length).toBeGreaterThan(10);
     const results: string[] = [];
     for (const f of files) {

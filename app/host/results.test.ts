@@ -9,10 +9,10 @@ import type { Command, CommandName } from '../protocol/index.ts';
 import { resultSchema } from '../protocol/index.ts';
 import { runScenario } from '../scenario/run.ts';
 import type { Executor } from './api.ts';
+import { libraryFiles } from '../scenario/library.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const dirs = ['e2e/scenarios'].map((d) => path.join(root, d)).filter((d) => fs.existsSync(d));
-const files = dirs.flatMap((d) => fs.readdirSync(d).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).map((f) => path.join(d, f)));
+const files = libraryFiles();
 
 let make: ((seed: number) => Executor) | undefined;
 try {

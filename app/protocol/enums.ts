@@ -1,5 +1,7 @@
 // rdma-core names and numeric values (infiniband/verbs.h), shared by host, renderer, scenarios and exported C.
 // REG_MR is kernel-only (include/rdma/ib_verbs.h: IB_WR_REG_MR = 0x20, IB_WC_REG_MR = 8).
+// The device defines each of these once in native/include/vl (types.h, session.h, names.h); tables.test.ts checks
+// that every table here says the same, name for name and value for value (native/tools/vl_tables.cpp prints them).
 
 function table<const T extends Record<string, number>>(t: T) {
   const byValue = new Map<number, keyof T & string>();
@@ -31,6 +33,8 @@ export const WrOpcode = table({
   IBV_WR_RDMA_READ: 4, IBV_WR_ATOMIC_CMP_AND_SWP: 5, IBV_WR_ATOMIC_FETCH_AND_ADD: 6, IBV_WR_LOCAL_INV: 7,
   IBV_WR_BIND_MW: 8, IBV_WR_SEND_WITH_INV: 9, IB_WR_REG_MR: 0x20,
 });
+
+export const WcFlag = table({ IBV_WC_GRH: 1, IBV_WC_WITH_IMM: 2, IBV_WC_IP_CSUM_OK: 4, IBV_WC_WITH_INV: 8 });
 
 export const SendFlag = table({ IBV_SEND_FENCE: 1, IBV_SEND_SIGNALED: 2, IBV_SEND_SOLICITED: 4, IBV_SEND_INLINE: 8 });
 
@@ -78,6 +82,20 @@ export const DeviceCap = table({
 });
 
 export const AtomicCap = table({ IBV_ATOMIC_NONE: 0, IBV_ATOMIC_HCA: 1, IBV_ATOMIC_GLOB: 2 });
+
+// ---- the device's own enums (native/include/vl/session.h), carried by events
+
+/** DeviceEvent.keyState of mr / mw life-cycle events: the key's state after the event (rxe_mr_state / rxe_mw_state). */
+export const KeyState = table({ invalid: 0, free: 1, valid: 2 });
+/** DeviceEvent.change of ObjectModified: what modified the object. */
+export const Change = table({
+  REREG: 0, MAP_MR_SG: 1, REG_MR: 2, LOCAL_INV: 3, REMOTE_INV: 4, BIND: 5, QP_DESTROYED: 6, MODIFY_QP: 7, MODIFY_SRQ: 8,
+  NET_ATTACH: 9,
+});
+/** `a` of Timer events. */
+export const TimerReason = table({ ACK_TIMEOUT: 0, RNR_WAIT: 1, RNR_EXPIRED: 2, RETRANSMIT: 3 });
+/** `a` of Fault events. */
+export const FaultKind = table({ LOSS: 0, DUPLICATE: 1, REORDER: 2, DELAY: 3 });
 
 /** OR together a list of flag names from a table. */
 export function flagsOf<T extends Record<string, number>>(t: { values: T }, names: readonly (keyof T)[]): number {

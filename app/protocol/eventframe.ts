@@ -20,11 +20,13 @@
 //                                is its decoded headers as JSON without "hex" (the wire codec's own decode)
 //                      WC        the ibv_wc: wr_id u64, then status opcode vendor_err byte_len imm_data
 //                                invalidated_rkey qp_num src_qp wc_flags pkey_index slid sl dlid_path_bits (u32 each)
+//                      DETAIL    u8 change, u8 keyState (0xff: the event has none; enums.ts Change / KeyState)
 //                      padded to 8
 //   blobs              each distinct text and each distinct packet (with its decode) of the frame once: u32
 //                      length + bytes, one after the other; padded to 8 (a packet delivered within the session is
 //                      a PacketSent and a PacketReceived event: one copy)
-//   flags              OK 1 (KeyCheck passed; 1 for every other kind) | TEXT 2 | PKT 4 | WC 8 | BIG 16 | OBJ_TEXT 32
+//   flags              OK 1 (KeyCheck passed; 1 for every other kind) | TEXT 2 | PKT 4 | WC 8 | BIG 16 | OBJ_TEXT 32 |
+//                      DETAIL 64
 //
 // frameEvent() gives an event exactly as the JSON path does (app/host/eventjson.test.ts checks it on every
 // scenario), for the few places that want objects; the console reads the columns directly.
@@ -33,15 +35,17 @@ import type { DeviceEvent } from './messages.ts';
 
 export const FRAME_MAGIC = 0x31454c56;
 export const FRAME_HEADER_BYTES = 40;
-export const F_OK = 1, F_TEXT = 2, F_PKT = 4, F_WC = 8, F_BIG = 16, F_OBJ_TEXT = 32;
+export const F_OK = 1, F_TEXT = 2, F_PKT = 4, F_WC = 8, F_BIG = 16, F_OBJ_TEXT = 32, F_DETAIL = 64;
+const NONE = 0xff;
+const WC_BYTES = 8 + 13 * 4;
 const NO_EXTRA = 0xffffffff;
 const MAX_SAFE = 2 ** 53 - 1;
 
-/** vl::EventKind in order (native/include/vl/session.h) */
+/** vl::EventKind in order (native/include/vl/session.h; names in vl/names.h kEventKindNames, tables.test.ts) */
 export const EVENT_KINDS = ['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'WqePosted', 'WqeStarted', 'WqeCompleted',
   'PacketSent', 'PacketReceived', 'PacketDropped', 'KeyCheck', 'Cqe', 'CqArmed', 'CompEvent', 'AsyncEvent', 'QpState',
   'MemWrite', 'Timer', 'Fault', 'Log'] as const;
-/** object kinds with a one-byte id (native/addon/event_frame.cpp) */
+/** object kinds with a one-byte id (native/include/vl/names.h kObjKindNames) */
 export const OBJ_KINDS = ['', 'device', 'pd', 'buffer', 'mr', 'mw', 'cq', 'qp', 'srq', 'ah', 'packet', 'session'] as const;
 
 const utf8 = new TextDecoder();
@@ -145,6 +149,15 @@ export class EventFrame {
       statusName: WcStatus.name(u(0)), opcodeName: WcOpcode.name(u(1)), wcFlagsNames: names,
     };
   }
+  /** DeviceEvent.change (enums.ts Change), undefined when the event has none */
+  change(i: number): number | undefined { return this.detail(i, 0); }
+  /** DeviceEvent.keyState (enums.ts KeyState), undefined when the event has none */
+  keyState(i: number): number | undefined { return this.detail(i, 1); }
+  private detail(i: number, k: 0 | 1): number | undefined {
+    if (!(this.flags[i]! & F_DETAIL)) return undefined;
+    const v = this.xb[this.record(i, F_DETAIL) + k]!;
+    return v === NONE ? undefined : v;
+  }
   /** a..d exactly (numbers up to 2^53-1, "0x.." strings above, as the JSON path) */
   nums(i: number): [number, number, number, number] {
     if (!(this.flags[i]! & F_BIG)) return [this.a[i]!, this.b[i]!, this.c[i]!, this.d[i]!];
@@ -160,6 +173,10 @@ export class EventFrame {
     const text = this.text(i);
     if (text !== undefined) e.text = text;
     if (kind === 'KeyCheck') e.ok = this.ok(i);
+    const change = this.change(i);
+    if (change !== undefined) e.change = change;
+    const keyState = this.keyState(i);
+    if (keyState !== undefined) e.keyState = keyState;
     const pkt = this.pkt(i);
     if (pkt) e.pkt = pkt;
     const wc = this.wc(i);
@@ -181,7 +198,9 @@ export class EventFrame {
     if (f & F_TEXT) r += 4;
     if (flag === F_PKT) return r;
     if (f & F_PKT) r += 4;
-    return r;   // F_WC
+    if (flag === F_WC) return r;
+    if (f & F_WC) r += WC_BYTES;
+    return r;   // F_DETAIL
   }
   private str(r: number, len: number, skip: number): string {
     const s = this.xb.subarray(r + skip, r + skip + len);
@@ -319,6 +338,8 @@ export class FrameEventView {
   get ok(): boolean | undefined { return this.f.kind[this.i] === KEYCHECK ? this.f.ok(this.i) : undefined; }
   get pkt(): Record<string, unknown> | undefined { return this.f.pkt(this.i); }
   get wc(): Record<string, unknown> | undefined { return this.f.wc(this.i); }
+  get change(): number | undefined { return this.f.change(this.i); }
+  get keyState(): number | undefined { return this.f.keyState(this.i); }
   pktLater(): () => Record<string, unknown> { return this.f.pktLater(this.i); }
 }
 const KEYCHECK = EVENT_KINDS.indexOf('KeyCheck');

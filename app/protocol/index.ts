@@ -3,4 +3,5 @@ export * from './commands.ts';
 export * from './messages.ts';
 export * from './net.ts';
 export * from './eventframe.ts';
+export * from './bth.ts';
 export * from './descriptor.ts';

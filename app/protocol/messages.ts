@@ -30,6 +30,7 @@ export const ErrorInfo = z.object({
   code: z.string(),              // "EINVAL", "EOPNOTSUPP", "BAD_REQUEST", "HOST_DOWN", ...
   message: z.string(),           // readable sentence naming the field or rule
   field: z.string().optional(),  // dotted path of the offending field, e.g. "command.args.wrs.0.sgList.1.lkey"
+  badWr: z.number().int().min(0).optional(),   // post.*: index of the refused work request (ibv_post_send's bad_wr)
 });
 export type ErrorInfo = z.infer<typeof ErrorInfo>;
 

@@ -12,12 +12,13 @@
 // The resolved value is the field value with the operation applied, computed in 64-bit unsigned arithmetic
 // (wrapping), and must then fit the target field of the command (checked like a literal).
 import { z } from 'zod';
+import { BthOpcode, type BthOpcodeName } from './bth.ts';
 import { makeCommands, HandleSchema, STEP_COMMANDS, U64, createsOf, networkPhrase } from './commands.ts';
 import { KIND_FACTS, OBJECT_KINDS, handleKindOf, type HandleKind } from './descriptor.ts';
 import { REF_RE } from './ref.ts';
 
 export { REF_RE, parseRef, type Ref } from './ref.ts';
-import { EventType, QpState, WcOpcode, WcStatus } from './enums.ts';
+import { EventType, QpState, WcFlag, WcOpcode, WcStatus } from './enums.ts';
 
 export const SCENARIO_VERSION = 1;
 export const SCENARIO_MAX_BYTES = 4 * 1024 * 1024;
@@ -100,7 +101,7 @@ const NumOrRef = z.union([z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), 
 const U64OrRef = z.union([U64, RefString]);
 const HexBytes = z.string().regex(/^([0-9a-fA-F]{2})*$/, 'hex bytes, two digits per byte').max(2 * 1024 * 1024);
 
-export const WcFlag = { names: ['IBV_WC_GRH', 'IBV_WC_WITH_IMM', 'IBV_WC_IP_CSUM_OK', 'IBV_WC_WITH_INV'] as const, values: { IBV_WC_GRH: 1, IBV_WC_WITH_IMM: 2, IBV_WC_IP_CSUM_OK: 4, IBV_WC_WITH_INV: 8 } as Record<string, number> };
+export { WcFlag };
 
 /** One expected work completion (fields not given are not compared). */
 export const WcExpect = z.object({
@@ -110,26 +111,13 @@ export const WcExpect = z.object({
   wrId: U64OrRef.optional(),
   immData: NumOrRef.optional(),
   invalidatedRkey: NumOrRef.optional(),
-  wcFlags: z.array(z.enum(WcFlag.names)).max(4).optional(),
+  wcFlags: z.array(z.enum(WcFlag.names)).max(4).optional(),   // exactly these flags (no others)
+  wcFlagsSet: z.array(z.enum(WcFlag.names)).max(4).optional(),    // these bits are set (others not compared)
+  wcFlagsClear: z.array(z.enum(WcFlag.names)).max(4).optional(),  // these bits are clear (others not compared)
   qp: ObjectName.optional(),          // the completion's qp_num must be this QP's
 }).strict();
 
-/** BTH opcode names as in native/include/vl/wire.h (Wireshark's, with underscores). */
-export const BthOpcode = {
-  RC_SEND_FIRST: 0x00, RC_SEND_MIDDLE: 0x01, RC_SEND_LAST: 0x02, RC_SEND_LAST_WITH_IMMEDIATE: 0x03,
-  RC_SEND_ONLY: 0x04, RC_SEND_ONLY_WITH_IMMEDIATE: 0x05, RC_RDMA_WRITE_FIRST: 0x06, RC_RDMA_WRITE_MIDDLE: 0x07,
-  RC_RDMA_WRITE_LAST: 0x08, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE: 0x09, RC_RDMA_WRITE_ONLY: 0x0a,
-  RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: 0x0b, RC_RDMA_READ_REQUEST: 0x0c, RC_RDMA_READ_RESPONSE_FIRST: 0x0d,
-  RC_RDMA_READ_RESPONSE_MIDDLE: 0x0e, RC_RDMA_READ_RESPONSE_LAST: 0x0f, RC_RDMA_READ_RESPONSE_ONLY: 0x10,
-  RC_ACKNOWLEDGE: 0x11, RC_ATOMIC_ACKNOWLEDGE: 0x12, RC_COMPARE_SWAP: 0x13, RC_FETCH_ADD: 0x14,
-  RC_SEND_LAST_WITH_INVALIDATE: 0x16, RC_SEND_ONLY_WITH_INVALIDATE: 0x17,
-  UC_SEND_FIRST: 0x20, UC_SEND_MIDDLE: 0x21, UC_SEND_LAST: 0x22, UC_SEND_LAST_WITH_IMMEDIATE: 0x23,
-  UC_SEND_ONLY: 0x24, UC_SEND_ONLY_WITH_IMMEDIATE: 0x25, UC_RDMA_WRITE_FIRST: 0x26, UC_RDMA_WRITE_MIDDLE: 0x27,
-  UC_RDMA_WRITE_LAST: 0x28, UC_RDMA_WRITE_LAST_WITH_IMMEDIATE: 0x29, UC_RDMA_WRITE_ONLY: 0x2a,
-  UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: 0x2b,
-  UD_SEND_ONLY: 0x64, UD_SEND_ONLY_WITH_IMMEDIATE: 0x65,
-} as const;
-export type BthOpcodeName = keyof typeof BthOpcode;
+export { BthOpcode, type BthOpcodeName };
 const bthNames = Object.keys(BthOpcode) as [BthOpcodeName, ...BthOpcodeName[]];
 /** AETH syndromes by class (type bits 6:5; NAK codes in bits 4:0). */
 export const SyndromeNames = ['ACK', 'RNR_NAK', 'NAK_PSN_SEQ_ERR', 'NAK_INVALID_REQUEST', 'NAK_REMOTE_ACCESS_ERROR', 'NAK_REMOTE_OP_ERROR'] as const;
@@ -152,6 +140,10 @@ export const Expect = z.object({
   bytes: z.array(z.object({ addr: NumOrRef, hex: HexBytes.min(2) }).strict()).max(64).optional(),
   /** Async events raised during this step (in any order; others may also occur). */
   asyncEvent: z.array(z.object({ type: z.enum(EventType.names), obj: ObjectName.optional() }).strict()).max(64).optional(),
+  /** Async events that must NOT be raised during this step (on `obj`, or on any object when obj is absent). */
+  noAsyncEvent: z.array(z.object({ type: z.enum(EventType.names), obj: ObjectName.optional() }).strict()).max(64).optional(),
+  /** post.send / post.recv / srq.post_recv refused: the index of the refused work request (ibv_post_send's bad_wr). */
+  badWr: z.number().int().min(0).max(1_000_000).optional(),
   /** State of an MR or MW key after the step. */
   keyState: z.array(z.object({ key: ObjectName, state: z.enum(['valid', 'free', 'invalid']) }).strict()).max(64).optional(),
   /** Packets seen on the wire during this step. */
@@ -165,8 +157,15 @@ export type Expect = z.infer<typeof Expect>;
 
 // ------------------------------------------------------------------ steps and the file
 export const ScenarioCommands = makeCommands(() => z.union([ObjectName, HandleSchema]), STEP_COMMANDS);
+/** Values captured just before a step runs, under a new name: `"capture": { "as": "old", "fields": { "rkey":
+ *  "$mrA.rkey" } }` makes "$old.rkey" the value "$mrA.rkey" had before the step (which may change it). */
+export const Capture = z.object({
+  as: ObjectName,
+  fields: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,31}$/, 'a field name'), RefString),
+}).strict();
 const stepExtras = {
   as: ObjectName.optional(),
+  capture: Capture.optional(),
   note: z.string().max(2000).optional(),
   expect: Expect.optional(),
 };
@@ -202,7 +201,7 @@ export const HANDLE_FIELDS: Readonly<Record<string, HandleKind>> = (() => {
   return out;
 })();
 export const Step = z.discriminatedUnion('cmd', Object.values(StepByCmd) as unknown as [z.ZodObject, ...z.ZodObject[]]);
-export type Step = { cmd: string; args: Record<string, unknown>; as?: string; note?: string; expect?: Expect };
+export type Step = { cmd: string; args: Record<string, unknown>; as?: string; capture?: z.infer<typeof Capture>; note?: string; expect?: Expect };
 
 export const DeviceDecl = z.object({
   name: DeviceName,
@@ -221,7 +220,7 @@ export const ScenarioHeader = z.object({
 export const Scenario = ScenarioHeader.extend({ steps: z.array(Step).max(SCENARIO_MAX_STEPS) }).strict();
 export type Scenario = Omit<z.infer<typeof ScenarioHeader>, never> & { steps: Step[] };
 
-/** JSON Schema (draft 2020-12) of the scenario file, as published in e2e/scenarios/scenario.schema.json. */
+/** JSON Schema (draft 2020-12) of the scenario file, as published in scenarios/scenario.schema.json. */
 export function scenarioJsonSchema(): Record<string, unknown> {
   const js = z.toJSONSchema(Scenario, { io: 'input', unrepresentable: 'any', reused: 'ref' }) as Record<string, unknown>;
   return {

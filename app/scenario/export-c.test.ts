@@ -9,11 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseScenarioText } from './load.ts';
 import { cComment, cString, exportC } from './export-c.ts';
+import { libraryFiles } from './library.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const dirs = [path.join(root, 'e2e/scenarios'), path.join(root, 'e2e/scenarios/pending')];
-const files = dirs.flatMap((d) => (fs.existsSync(d) ? fs.readdirSync(d).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).sort().map((f) => path.join(d, f)) : []));
+const files = libraryFiles();
 const haveVerbs = fs.existsSync('/usr/include/infiniband/verbs.h');
 if (!haveVerbs) console.warn('SKIPPED C export compile test: /usr/include/infiniband/verbs.h is missing (apt-get install libibverbs-dev)');
 

@@ -1,4 +1,4 @@
-// The whole scenario library (e2e/scenarios/*.json; not pending/) passes headless on the software device, and
+// The whole scenario library (scenarios/*.json and labs/*/scenarios/*.json) passes headless on the software device, and
 // running a scenario twice with the same seed gives the same digest.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -6,11 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseScenarioText } from './load.ts';
 import { ScenarioRun, runScenario } from './run.ts';
+import { REPO_ROOT, libraryFiles } from './library.ts';
 import type { Executor } from '../host/api.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const dir = path.join(root, 'e2e/scenarios');
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).sort();
+const files = libraryFiles().map((f) => path.relative(REPO_ROOT, f));
+const dir = REPO_ROOT;
 
 // The executor needs the native addon (node scripts/build.mjs addon); without it these tests cannot run.
 let factory: ((seed: number) => Executor) | undefined;

@@ -210,6 +210,13 @@ export function checkNames(sc: Scenario): LoadResult {
       }
       return null;
     };
+    // capture: references resolved before the step runs, under a new name that the step's expectations can use
+    if (st.capture) {
+      for (const [f, ref] of Object.entries(st.capture.fields)) { const e = useRef(`capture.fields.${f}`, ref); if (e) return e; }
+      const prev = syms.get(st.capture.as);
+      if (prev) return err('capture.as', `"${st.capture.as}" is already defined (${prev.step ? `step ${prev.step}` : 'devices'})`);
+      syms.set(st.capture.as, { kind: 'result', step: i + 1 });
+    }
     const a = walk(st.args, 'args', undefined);
     if (a) return a;
     // the step's own name is visible to its expectations (e.g. keyState of the MR it registers)
@@ -233,6 +240,9 @@ export function checkNames(sc: Scenario): LoadResult {
       }
       for (const [k, e0] of (ex.asyncEvent ?? []).entries()) {
         if (e0.obj) { const e = useName(`expect.asyncEvent.${k}.obj`, e0.obj, ['qp', 'cq', 'srq', 'device']); if (e) return e; }
+      }
+      for (const [k, e0] of (ex.noAsyncEvent ?? []).entries()) {
+        if (e0.obj) { const e = useName(`expect.noAsyncEvent.${k}.obj`, e0.obj, ['qp', 'cq', 'srq', 'device']); if (e) return e; }
       }
       for (const [k, e0] of (ex.keyState ?? []).entries()) {
         const e = useName(`expect.keyState.${k}.key`, e0.key, ['mr', 'mw']); if (e) return e;

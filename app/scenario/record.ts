@@ -13,7 +13,7 @@ import type { ExecResult } from '../host/api.ts';
 import {
   CREATES, DEVICE_NAME_RE, HANDLE_FIELDS, SCENARIO_VERSION, type Expect, type ObjectKind, type Scenario, type Step,
 } from '../protocol/scenario.ts';
-import { field, handleOf, kindKey, qpStateOf, toBig, wcsOf, enumField } from './results.ts';
+import { field, handleOf, keyEvent, kindKey, qpStateOf, toBig, wcsOf, enumField } from './results.ts';
 import { QpState, WcOpcode, WcStatus } from '../protocol/enums.ts';
 import { isRecorded } from '../protocol/commands.ts';
 import { KIND_FACTS } from '../protocol/descriptor.ts';
@@ -123,15 +123,11 @@ export class ScenarioRecorder {
   /** Keep keys current from the device's own events (REG_MR, binds, re-registration), like the runner does. */
   observe(events: readonly DeviceEvent[]) {
     for (const e of events) {
-      if (kindKey(e.kind) !== 'objectmodified' || (e.objKind !== 'mr' && e.objKind !== 'mw')) continue;
-      const o = this.objs.get(e.obj);
-      const a = toBig(e.a), b = toBig(e.b);
-      if (!o || a === undefined) continue;
-      const text = e.text ?? '';
-      if (!/\b(valid|bound|re-registered)\b/.test(text) || /\bfree\b/.test(text)) continue;
-      if (e.objKind === 'mw') o.fields.rkey = a;
-      else if (/re-registered/.test(text)) { o.fields.lkey = a; if (b !== undefined) o.fields.rkey = b; }
-      else { o.fields.lkey = a; o.fields.rkey = a; }
+      const k = keyEvent(e);
+      const o = k && this.objs.get(e.obj);
+      if (!o) continue;
+      if (k.lkey !== undefined && e.objKind === 'mr') o.fields.lkey = k.lkey;
+      if (k.rkey !== undefined) o.fields.rkey = k.rkey;
     }
   }
 

@@ -1,6 +1,7 @@
 // Reading the executor's results and events: the one place that knows their field names, so the runner's
 // expectation checks do not depend on spelling details (numbers with rdma-core names beside them).
 import type { DeviceEvent } from '../protocol/index.ts';
+import { Change, KeyState } from '../protocol/enums.ts';
 
 export type Num = number | bigint;
 
@@ -107,4 +108,21 @@ export function qpStateOf(r: unknown, table: { values: Record<string, number> })
     if (s2.num !== undefined || s2.name) return s2;
   }
   return {};
+}
+
+/**
+ * An MR / MW ObjectModified event read through its typed fields (native/EVENTS.md): the key's state after it
+ * (`keyState`), and the keys it gave the object when the change gave new ones (bind: the window's rkey in a;
+ * re-registration: lkey in a, rkey in b; IB_WR_REG_MR: the one key in a). Undefined for other events.
+ */
+export function keyEvent(e: DeviceEvent): { state?: string; lkey?: bigint; rkey?: bigint } | undefined {
+  if (kindKey(e.kind) !== 'objectmodified' || (e.objKind !== 'mr' && e.objKind !== 'mw')) return undefined;
+  const out: { state?: string; lkey?: bigint; rkey?: bigint } = {};
+  if (e.keyState !== undefined) out.state = KeyState.name(e.keyState);
+  const a = toBig(e.a), b = toBig(e.b);
+  if (a === undefined) return out;
+  if (e.change === Change.values.BIND) out.rkey = a;
+  else if (e.change === Change.values.REREG) { out.lkey = a; if (b !== undefined) out.rkey = b; }
+  else if (e.change === Change.values.REG_MR) { out.lkey = a; out.rkey = a; }
+  return out;
 }

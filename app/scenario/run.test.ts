@@ -4,29 +4,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseScenarioText } from './load.ts';
 import { ScenarioRun, runScenario } from './run.ts';
+import { executorFactory, loadLibrary as load, repoRoot as root } from './testlib.ts';
+import { libraryFile } from './library.ts';
 import type { Scenario, Step } from '../protocol/scenario.ts';
 import type { Executor } from '../host/api.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const load = (f: string): Scenario => {
-  const r = parseScenarioText(fs.readFileSync(path.join(root, 'e2e/scenarios', f), 'utf8'), f);
-  if (!r.ok) throw new Error(r.error.message);
-  return r.scenario;
-};
-
-let factory: ((seed: number) => Executor) | undefined;
-try {
-  const mod = await import('../host/executor.ts');
-  factory = (seed: number) => mod.createExecutor({ seed });
-  factory(1).close();
-} catch (e) {
-  console.warn(`SKIPPED runner tests: native addon not available (${(e as Error).message.split('\n')[0]}); build it with: node scripts/build.mjs addon`);
-  factory = undefined;
-}
+const factory = await executorFactory('runner tests');
 const withEx = <T>(fn: (ex: Executor) => T): T => { const ex = factory!(1); try { return fn(ex); } finally { ex.close(); } };
 const find = (sc: Scenario, pred: (s: Step) => boolean) => sc.steps.findIndex(pred);
 
@@ -145,7 +131,7 @@ describe.skipIf(!factory)('scenario runner', () => {
       bad.steps[i]!.expect!.wc![0]!.status = 'IBV_WC_REM_ACCESS_ERR';
       fs.writeFileSync(path.join(tmp, 'bad.json'), JSON.stringify(bad));
       fs.writeFileSync(path.join(tmp, 'broken.json'), '{"verbslab": ');
-      const good = path.join(root, 'e2e/scenarios/rc_rdma_write.json');
+      const good = libraryFile('rc_rdma_write.json');
       const junit = path.join(tmp, 'junit.xml');
       const pcap = path.join(tmp, 'wire.pcap');
       const out: string[] = [];

@@ -9,14 +9,14 @@
 // Names ("pd0", "qp1") are resolved to handles and references ("$mrA.rkey+4") to numbers just before a step
 // runs; the resolved command is validated against the live protocol schema. Expectations are checked after
 // the step; the event log (drained after every command) feeds the packet/async-event checks and the digest.
-import { Command, EventType, QpState, WcOpcode, WcStatus, describeZodError, type DeviceEvent } from '../protocol/index.ts';
+import { Command, EventType, QpState, WcOpcode, WcStatus, bthOpcodeId, describeZodError, type DeviceEvent } from '../protocol/index.ts';
 import type { Executor, ExecResult } from '../host/api.ts';
 import { networkStepReason,
   BthOpcode, CREATES, HANDLE_FIELDS, SyndromeNames, WcFlag, parseRef, type Expect, type ObjectKind, type Scenario, type Step,
 } from '../protocol/scenario.ts';
 import { parseScenarioText, validateScenario, type LoadError } from './load.ts';
 import {
-  bytesOf, bytesToHex, enumField, field, handleOf, hexToBytes, kindKey, numericFields, packetBytes, qpStateOf, toBig, wcsOf,
+  bytesOf, bytesToHex, enumField, field, handleOf, hexToBytes, keyEvent, kindKey, numericFields, packetBytes, qpStateOf, toBig, wcsOf,
 } from './results.ts';
 import { Sha256 } from './sha256.ts';
 
@@ -335,6 +335,16 @@ export class ScenarioRun {
       return rep;
     }
     rep.command = command;
+    if (st.capture) {
+      try {
+        const fields: Record<string, bigint> = {};
+        for (const [f, ref] of Object.entries(st.capture.fields)) fields[f] = this.refValue(ref);
+        this.syms.set(st.capture.as, { kind: 'result', fields });
+      } catch (e) {
+        fail('capture', (e as Error).message);
+        return rep;
+      }
+    }
     const net = networkStepReason(command.cmd, command.args);
     if (net) { fail('', net); return rep; }
     const r = yield* this.exec(command);
@@ -416,10 +426,15 @@ export class ScenarioRun {
         cmpNum('wrId', e.wrId);
         cmpNum('immData', e.immData);
         cmpNum('invalidatedRkey', e.invalidatedRkey);
-        if (e.wcFlags) {
-          const want = e.wcFlags.reduce((a, n) => a | WcFlag.values[n]!, 0);
-          const gotF = toBig(field(w, 'wcFlags'));
-          if (gotF === undefined || Number(gotF) !== want) fail(`${p}.wcFlags`, `expected ${e.wcFlags.join('|') || '0'} (${want}), got ${gotF === undefined ? 'nothing' : Number(gotF)}`);
+        if (e.wcFlags || e.wcFlagsSet || e.wcFlagsClear) {
+          const bits = (ns: readonly string[]) => ns.reduce((a, n) => a | (WcFlag.values as Record<string, number>)[n]!, 0);
+          const gotB = toBig(field(w, 'wcFlags'));
+          const g = gotB === undefined ? undefined : Number(gotB);
+          const names = (v: number) => WcFlag.names.filter((n) => v & (WcFlag.values as Record<string, number>)[n]!).join('|') || '0';
+          const show = g === undefined ? 'nothing' : `${names(g)} (${g})`;
+          if (e.wcFlags && g !== bits(e.wcFlags)) fail(`${p}.wcFlags`, `expected ${e.wcFlags.join('|') || '0'} (${bits(e.wcFlags)}), got ${show}`);
+          if (e.wcFlagsSet && (g === undefined || (g & bits(e.wcFlagsSet)) !== bits(e.wcFlagsSet))) fail(`${p}.wcFlagsSet`, `expected ${e.wcFlagsSet.join('|')} set, got ${show}`);
+          if (e.wcFlagsClear && (g === undefined || (g & bits(e.wcFlagsClear)) !== 0)) fail(`${p}.wcFlagsClear`, `expected ${e.wcFlagsClear.join('|')} clear, got ${show}`);
         }
         if (e.qp) {
           const s = this.syms.get(e.qp);
@@ -437,8 +452,20 @@ export class ScenarioRun {
       const code = EventType.values[a.type];
       const h = a.obj ? this.syms.get(a.obj)?.handle : undefined;
       const seen = this.stepEvents.filter((e) => kindKey(e.kind) === 'asyncevent');
-      const hit = seen.find((e) => (e.a === code || e.text?.includes(a.type)) && (h === undefined || e.obj === h));
+      const hit = seen.find((e) => e.a === code && (h === undefined || e.obj === h));
       if (!hit) fail(`expect.asyncEvent.${k}`, `expected ${a.type}${a.obj ? ` on ${a.obj}` : ''}; async events during the step: ${seen.map((e) => `${EventType.name(e.a)} on ${e.objKind} ${e.obj}`).join(', ') || 'none'}`);
+    }
+    for (const [k, a] of (ex.noAsyncEvent ?? []).entries()) {
+      const code = EventType.values[a.type];
+      const h = a.obj ? this.syms.get(a.obj)?.handle : undefined;
+      if (a.obj && h === undefined) { fail(`expect.noAsyncEvent.${k}`, `"${a.obj}" has no handle`); continue; }
+      const hit = this.stepEvents.find((e) => kindKey(e.kind) === 'asyncevent' && e.a === code && (h === undefined || e.obj === h));
+      if (hit) fail(`expect.noAsyncEvent.${k}`, `${a.type} was raised on ${hit.objKind} ${hit.obj} during the step`);
+    }
+    if (ex.badWr !== undefined) {
+      const got = r.ok ? undefined : r.error.badWr;
+      if (r.ok) fail('expect.badWr', `expected work request ${ex.badWr} to be refused, but the post succeeded`);
+      else if (got !== ex.badWr) fail('expect.badWr', `expected bad_wr ${ex.badWr}, got ${got === undefined ? 'none (the post was refused before any work request)' : got}`);
     }
     for (const [k, p] of (ex.packet ?? []).entries()) {
       const dev = p.from ? this.syms.get(p.from)?.handle : undefined;
@@ -482,27 +509,20 @@ export class ScenarioRun {
 
   /**
    * Keys and states change inside the device (REG_MR and BIND_MW work requests, invalidation, re-registration):
-   * follow the object events so that "$mwB.rkey" and keyState see the device's current values.
-   * ObjectModified events of MRs/MWs carry the new key in `a` (mr: lkey in a, rkey in b on re-registration)
-   * and say "free" / "valid" / "bound" in their text; ObjectDestroyed makes a key invalid.
+   * follow the object events so that "$mwB.rkey" and keyState see the device's current values. The events say
+   * it in typed fields (results.ts keyEvent: `keyState`, and `change` for which keys are new); ObjectDestroyed
+   * makes a key invalid.
    */
   private observe(e: DeviceEvent) {
     if (e.objKind !== 'mr' && e.objKind !== 'mw') return;
-    const k = kindKey(e.kind);
-    if (k === 'objectdestroyed') { this.keyStates.set(e.obj, 'invalid'); return; }
-    if (k !== 'objectmodified') return;
-    const text = e.text ?? '';
+    if (kindKey(e.kind) === 'objectdestroyed') { this.keyStates.set(e.obj, 'invalid'); return; }
+    const k = keyEvent(e);
+    if (!k) return;
+    if (k.state) this.keyStates.set(e.obj, k.state);
     const sym = [...this.syms.values()].find((s) => s.handle === e.obj && s.kind === e.objKind);
-    if (/\bfree\b/.test(text)) this.keyStates.set(e.obj, 'free');
-    else if (/\b(valid|bound|re-registered)\b/.test(text)) {
-      this.keyStates.set(e.obj, 'valid');
-      const a = toBig(e.a), b = toBig(e.b);
-      if (sym && a !== undefined) {
-        if (e.objKind === 'mw') sym.fields.rkey = a;
-        else if (/re-registered/.test(text)) { sym.fields.lkey = a; if (b !== undefined) sym.fields.rkey = b; }
-        else { sym.fields.lkey = a; sym.fields.rkey = a; }
-      }
-    }
+    if (!sym) return;
+    if (k.lkey !== undefined && e.objKind === 'mr') sym.fields.lkey = k.lkey;
+    if (k.rkey !== undefined) sym.fields.rkey = k.rkey;
   }
 
   /** Latest state of an MR/MW: from its creating result, then from its object events. */
@@ -521,7 +541,6 @@ function describeWc(w: Record<string, unknown>): string {
   return `${WcStatus.name(s.num ?? -1)} ${s.num === 0 ? WcOpcode.name(o.num ?? -1) : ''}`.trim();
 }
 
-const OPCODE_BY_NUM = new Map(Object.entries(BthOpcode).map(([k, v]) => [v as number, k]));
 const AETH_OPCODES = new Set([0x0d, 0x0f, 0x10, 0x11, 0x12]);
 export function syndromeName(b: Uint8Array): string | undefined {
   if (!AETH_OPCODES.has(b[0]!) || b.length < 16) return undefined;
@@ -534,7 +553,7 @@ export function syndromeName(b: Uint8Array): string | undefined {
 }
 function describePacket(b: Uint8Array): string {
   const s = syndromeName(b);
-  return `${OPCODE_BY_NUM.get(b[0]!) ?? `0x${b[0]!.toString(16)}`}${s ? ` ${s}` : ''}`;
+  return `${bthOpcodeId(b[0]!) ?? `0x${b[0]!.toString(16)}`}${s ? ` ${s}` : ''}`;
 }
 
 function partialMatch(want: unknown, got: unknown, path: string): { field: string; msg: string } | null {

@@ -1,4 +1,4 @@
-// Writes (or checks) e2e/scenarios/scenario.schema.json, the published JSON Schema of the scenario format,
+// Writes (or checks) scenarios/scenario.schema.json, the published JSON Schema of the scenario format,
 // generated from the zod schema in app/protocol/scenario.ts.
 //   npx tsx app/scenario/schema-file.ts          regenerate
 //   npx tsx app/scenario/schema-file.ts --check  exit 1 if the file is out of date
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scenarioJsonSchema } from '../protocol/scenario.ts';
 
-export const SCHEMA_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../e2e/scenarios/scenario.schema.json');
+export const SCHEMA_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scenarios/scenario.schema.json');
 export const schemaText = () => `${JSON.stringify(scenarioJsonSchema(), null, 1)}\n`;
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,4 +1,4 @@
-// The published JSON Schema (e2e/scenarios/scenario.schema.json) is generated from the zod schema and up to date;
+// The published JSON Schema (scenarios/scenario.schema.json) is generated from the zod schema and up to date;
 // the SHA-256 used by the digest agrees with Node's.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -6,12 +6,13 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_FILE, schemaText } from './schema-file.ts';
 import { sha256Hex, Sha256 } from './sha256.ts';
+import { libraryFiles } from './library.ts';
 import { HANDLE_FIELDS, ScenarioCommands, Scenario } from '../protocol/scenario.ts';
 import { COMMAND_NAMES } from '../protocol/index.ts';
 import { SCENARIO_COMMANDS } from '../protocol/scenario.ts';
 
 describe('scenario JSON Schema', () => {
-  it('e2e/scenarios/scenario.schema.json is up to date (regenerate: npx tsx app/scenario/schema-file.ts)', () => {
+  it('scenarios/scenario.schema.json is up to date (regenerate: npx tsx app/scenario/schema-file.ts)', () => {
     expect(fs.readFileSync(SCHEMA_FILE, 'utf8')).toBe(schemaText());
   });
   it('covers every protocol command', () => {
@@ -34,8 +35,7 @@ describe('scenario JSON Schema', () => {
 
 describe('library files and the published schema', () => {
   it('every library file (and pending/) satisfies the zod Scenario schema the JSON Schema is generated from', () => {
-    const root = path.resolve(path.dirname(SCHEMA_FILE));
-    const files = [root, path.join(root, 'pending')].flatMap((d) => (fs.existsSync(d) ? fs.readdirSync(d).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json')).map((f) => path.join(d, f)) : []));
+    const files = libraryFiles();
     expect(files.length).toBeGreaterThan(0);
     for (const f of files) {
       const r = Scenario.safeParse(JSON.parse(fs.readFileSync(f, 'utf8')));

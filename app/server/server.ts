@@ -16,6 +16,13 @@ import { Control, addDropped } from '../protocol/index.ts';
 import type { EventBatch, FromHost, HostStatus, Reply } from '../protocol/index.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** the largest WebSocket message the server reads (the protocol's own limit, 8 MiB, plus room for the envelope) */
+export const WS_MAX_PAYLOAD = 9 * 1024 * 1024;
+/** the close reason sent with code 1009 (RFC 6455 7.4.1: a message too big to process); at most 123 bytes */
+export const TOO_BIG_REASON = `message over ${WS_MAX_PAYLOAD / 1024 / 1024} MiB refused; reconnect and send less`;
+/** requests of one socket that may wait for the host's replies */
+export const MAX_IN_FLIGHT = 4096;
 export const repoRoot = path.resolve(here, '..', '..');
 
 export interface ServerOptions {
@@ -27,6 +34,7 @@ export interface ServerOptions {
   defaultDevice?: string | null;
   hostScript?: string;           // default: app/host/main.ts (run through tsx)
   devOrigins?: string[];         // extra allowed origins (a Vite dev server); default from VERBSLAB_DEV_ORIGINS
+  maxInFlight?: number;          // requests of one socket that may wait for the host (default MAX_IN_FLIGHT)
   log?: (line: string) => void;
 }
 
@@ -84,6 +92,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const staticDir = path.resolve(opts.staticDir ?? path.join(repoRoot, 'dist', 'renderer'));
   const sessionDir = path.resolve(opts.sessionDir ?? path.join(process.cwd(), '.verbslab'));
   const hostScript = opts.hostScript ?? path.join(repoRoot, 'app', 'host', 'main.ts');
+  const maxInFlight = opts.maxInFlight ?? MAX_IN_FLIGHT;
   let port = 0;
 
   // ------------------------------------------------------------------ backend host child
@@ -92,7 +101,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   let restarts = 0;
   let restartWanted = false;
   let closing = false;
-  const clients = new Map<number, { ws: WebSocket; dropped: number }>();
+  const clients = new Map<number, { ws: WebSocket; dropped: number; inFlight: number }>();
   let nextConn = 1;
 
   const sendText = (ws: WebSocket, text: string) => { if (ws.readyState === ws.OPEN) ws.send(text); };
@@ -157,13 +166,17 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
           }
         } else {
           const cl = clients.get(m.conn);
-          if (cl) sendText(cl.ws, text);
+          if (cl) {
+            if (m.type === 'reply' && cl.inFlight > 0) cl.inFlight--;
+            sendText(cl.ws, text);
+          }
         }
       }
     });
     c.on('exit', (code, signal) => {
       if (c !== child) return;
       child = null;
+      for (const cl of clients.values()) cl.inFlight = 0;   // the dead host answers nothing more
       if (closing) return;
       const reason = describeExit(code, signal, stderrTail);
       log(`backend host down: ${reason}`);
@@ -234,9 +247,13 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   });
 
   // ------------------------------------------------------------------ WebSocket /rpc
+  // Limits (docs/hardening.md): a message over WS_MAX_PAYLOAD closes that one socket with 1009 and the reason as
+  // its text (ws would close with the bare code); up to it, the host answers a message over the protocol's 8 MiB
+  // with TOO_LARGE and the session goes on. At most MAX_IN_FLIGHT requests of one socket wait for the host; more
+  // are answered BUSY at once (a client that never reads its replies cannot grow the server's queue).
   const wss = new WebSocketServer({
     noServer: true,
-    maxPayload: 9 * 1024 * 1024,
+    maxPayload: WS_MAX_PAYLOAD,
   });
   server.on('upgrade', (req, socket, head) => {
     const refuse = (code: number, why: string) => {
@@ -258,10 +275,20 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
 
   wss.on('connection', (ws: WebSocket) => {
     const conn = nextConn++;
-    clients.set(conn, { ws, dropped: 0 });
+    const client = { ws, dropped: 0, inFlight: 0 };
+    clients.set(conn, client);
     sendTo(ws, status);
+    // ws closes a socket whose message is over maxPayload itself, with close code 1009 and no text: give it one
+    const close = ws.close.bind(ws);
+    ws.close = (code?: number, reason?: string | Buffer) => close(code, reason ?? (code === 1009 ? TOO_BIG_REASON : undefined));
+    // a protocol error on one socket (oversize, bad framing, invalid UTF-8) closes that socket only
+    ws.on('error', (e) => log(`websocket ${conn}: ${e.message}; connection closed`));
     ws.on('message', (data, isBinary) => {
-      const text = isBinary ? '' : data.toString();
+      if (isBinary) {
+        sendTo(ws, { type: 'reply', id: null, ok: false, error: { code: 'BAD_REQUEST', message: 'binary WebSocket message: the protocol is JSON text' } });
+        return;
+      }
+      const text = data.toString();
       // control messages (restart/kill the host) are the shell's business
       let parsed: unknown;
       try { parsed = JSON.parse(text); } catch { parsed = undefined; }
@@ -283,7 +310,17 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'HOST_DOWN', message: `backend host is ${status.state}${status.reason ? `: ${status.reason}` : ''}` } });
         return;
       }
-      child.send({ t: 'msg', conn, data: isBinary ? null : text });
+      const acked = (parsed as { type?: unknown })?.type === 'ack';   // an acknowledgement gets no reply
+      if (!acked && client.inFlight >= maxInFlight) {
+        const id = typeof (parsed as { id?: unknown })?.id === 'number' ? (parsed as { id: number }).id : null;
+        sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'BUSY', message: `more than ${maxInFlight} requests wait for the backend host: wait for their replies` } });
+        return;
+      }
+      try { child.send({ t: 'msg', conn, data: text }); } catch (e) {
+        sendTo(ws, { type: 'reply', id: null, ok: false, error: { code: 'HOST_DOWN', message: `backend host unreachable: ${(e as Error).message}` } });
+        return;
+      }
+      if (!acked) client.inFlight++;
     });
     ws.on('close', () => {
       clients.delete(conn);

@@ -1,10 +1,12 @@
 // The SG lab's panel: the scatter-list builder (elements typed or generated, each element's verdict under the page
 // rule as the device's map_mr_sg applies it, the breaking ones marked with why), and the side-by-side comparison of
 // the five strategies (table + uPlot bar chart), every figure from the agent's sg.* commands.
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './panel.css';
+import { useConsole, useConsoleStore } from '../../renderer/src/store/context.tsx';
+import type { PanelDef } from '../../renderer/src/panels/registry.ts';
 import { SG_PATTERNS } from './schema.ts';
 import type { SgComparison, SgElem, SgMapping } from './schema.ts';
 
@@ -171,3 +173,25 @@ export function SgPanel({ call }: { call: SgCall }) {
     </div>
   );
 }
+
+/** The panel in the console: the host's sg.* commands, sent through the store like every other command. */
+function SgConsolePanel() {
+  const exec = useConsole((s) => s.exec);
+  const store = useConsoleStore();
+  const call: SgCall = useCallback(async (cmd, args) => {
+    const form = `lab.sg:${cmd}`;
+    const r = await exec(form, { cmd, args });
+    if (r) return { ok: true, result: r.result };
+    const e = store.getState().errors[form];
+    store.getState().clearError(form);            // the panel shows it next to what failed
+    return { ok: false, error: { code: e?.code ?? 'ERROR', message: e?.message ?? 'the host refused the command' } };
+  }, [exec, store]);
+  return <SgPanel call={call} />;
+}
+
+const panel: PanelDef = {
+  id: 'sg', title: 'Lab: scatter lists', order: 85, icon: '⋯',
+  summary: 'Lab 1: build a scatter list, see where it breaks the page rule, compare five ways to put it under one key',
+  component: SgConsolePanel,
+};
+export default panel;

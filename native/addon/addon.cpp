@@ -263,6 +263,18 @@ Napi::Object ProfileObj(Napi::Env env, const vl::Profile& p) {
   o.Set("readWithInv", Napi::Boolean::New(env, p.read_with_inv));
   o.Set("lkeyEqRkey", Napi::Boolean::New(env, p.lkey_eq_rkey));
   o.Set("keyBytePolicy", p.key_byte_policy);
+  // where the profile behaves as Linux rxe rather than the IBA / ConnectX (session.h; app/protocol/quirks.ts)
+  auto q = Napi::Object::New(env);
+#define B(js, f) q.Set(js, Napi::Boolean::New(env, p.f))
+  B("localInvWaitsAll", local_inv_waits_all); B("recvCqOverflowNoAck", recv_cq_overflow_no_ack);
+  B("sendCqOverflowKeepsRts", send_cq_overflow_keeps_rts); B("errorWcNotSolicited", error_wc_not_solicited);
+  B("reregPdAccessOnly", rereg_pd_access_only); B("roundQueueDepths", round_queue_depths); B("wcFlagsRxe", wc_flags_rxe);
+  B("recvTooSmallIsMalformed", recv_too_small_is_malformed); B("invalidateChecksPd", invalidate_checks_pd);
+  B("regMrWrChecksAccess", reg_mr_wr_checks_access);
+#undef B
+  q.Set("deregBoundMrErrno", Napi::Number::New(env, p.dereg_bound_mr_errno));
+  q.Set("localKeyErrorStatus", Napi::Number::New(env, p.local_key_error_status));
+  o.Set("quirks", q);
   return o;
 }
 
@@ -439,6 +451,8 @@ Napi::Object EventObj(Napi::Env env, const vl::Event& e) {
   o.Set("d", U64(env, e.d));
   if (!e.text.empty()) o.Set("text", e.text);
   if (e.kind == vl::EventKind::KeyCheck) o.Set("ok", Napi::Boolean::New(env, e.ok));
+  if (e.change != vl::Event::kNone) o.Set("change", Napi::Number::New(env, e.change));
+  if (e.key_state != vl::Event::kNone) o.Set("keyState", Napi::Number::New(env, e.key_state));
   if (!e.pkt.empty()) o.Set("pkt", PacketObj(env, e.pkt));
   if (e.kind == vl::EventKind::Cqe || e.kind == vl::EventKind::WqeCompleted) o.Set("wc", WcObj(env, e.wc));
   return o;
@@ -477,6 +491,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::MrInfo>("mr_info"),
       InstanceMethod<&SessionWrap::MwInfo>("mw_info"),
       InstanceMethod<&SessionWrap::CreateCq>("create_cq"),
+      InstanceMethod<&SessionWrap::CqInfo>("cq_info"),
       InstanceMethod<&SessionWrap::DestroyCq>("destroy_cq"),
       InstanceMethod<&SessionWrap::ReqNotifyCq>("req_notify_cq"),
       InstanceMethod<&SessionWrap::ReqNotifyCqReportMissed>("req_notify_cq_report_missed"),
@@ -745,6 +760,20 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto* s = S(env); if (!s) return env.Undefined();
     return ResultObj(env, s->create_cq(dev, cqe, ch), [&](vl::Handle h) { return Napi::Number::New(env, h); });
   }
+  Napi::Value CqInfo(const Napi::CallbackInfo& info) {
+    auto env = info.Env(); Conv c(env);
+    auto h = c.u32(info[0], "cq");
+    if (c.thrown()) return env.Undefined();
+    auto* s = S(env); if (!s) return env.Undefined();
+    auto r = s->cq_info(h);
+    if (!r) return env.Null();
+    auto o = Napi::Object::New(env);
+    o.Set("cq", Napi::Number::New(env, r->handle));
+    o.Set("device", Napi::Number::New(env, r->device));
+    o.Set("cqe", Napi::Number::New(env, r->cqe));
+    o.Set("channel", Napi::Boolean::New(env, r->channel));
+    return o;
+  }
   Napi::Value DestroyCq(const Napi::CallbackInfo& info) {
     auto env = info.Env(); Conv c(env);
     auto h = c.u32(info[0], "cq");
@@ -776,7 +805,11 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto* s = S(env); if (!s) return env.Undefined();
     auto wcs = s->poll_cq(h, max);
     auto a = Napi::Array::New(env, wcs.size());
-    for (size_t i = 0; i < wcs.size(); ++i) a.Set(static_cast<uint32_t>(i), WcObj(env, wcs[i]));
+    for (size_t i = 0; i < wcs.size(); ++i) {
+      auto o = WcObj(env, wcs[i]);
+      if (wcs[i].rule) o.Set("rule", wcs[i].rule);   // the profile rule that decided it (app/protocol/quirks.ts)
+      a.Set(static_cast<uint32_t>(i), o);
+    }
     return a;
   }
   Napi::Value GetCqEvent(const Napi::CallbackInfo& info) {
@@ -1073,10 +1106,6 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto max = c.u64(info[0], "max", SIZE_MAX, true);
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
-    if (!vl::json::have_names()) {
-      Napi::Error::New(env, frame ? "drain_events_frame: setEventNames() was not called" : "drain_events_json: setEventNames() was not called").ThrowAsJavaScriptException();
-      return env.Undefined();
-    }
     return ChunkObj(env, s->drain_events(static_cast<size_t>(max)), frame);
   }
   // { frame | json, count, first, objects } of drained events: the frame (or JSON text) of all of them, and the object
@@ -1112,7 +1141,6 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto window = c.u64(info[0], "window");
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
-    if (!vl::json::have_names()) { Napi::Error::New(env, "drain_events_sample: setEventNames() was not called").ThrowAsJavaScriptException(); return env.Undefined(); }
     uint64_t sampled_out = 0;                    // removed at the source (Runner::set_event_budget) before these
     auto evs = s->drain_events(SIZE_MAX, &sampled_out);
     const size_t removed = vl::keep_state_and_newest(evs, static_cast<size_t>(window));
@@ -1261,31 +1289,6 @@ Napi::Value IbverbsDevices(const Napi::CallbackInfo& info) {
   return o;
 }
 
-// The names of rdma-core enum values used in event JSON (from app/protocol/enums.ts):
-// setEventNames({ wcStatus: { "0": "IBV_WC_SUCCESS", ... }, wcOpcode: {...}, eventType: {...} })
-Napi::Value SetEventNames(const Napi::CallbackInfo& info) {
-  auto env = info.Env();
-  if (!info[0].IsObject()) { Napi::TypeError::New(env, "names: expected an object").ThrowAsJavaScriptException(); return env.Undefined(); }
-  auto o = info[0].As<Napi::Object>();
-  vl::json::Names n;
-  auto load = [&](const char* field, std::unordered_map<uint32_t, std::string>& out) -> bool {
-    auto v = o.Get(field);
-    if (!v.IsObject()) { Napi::TypeError::New(env, std::string("names.") + field + ": expected an object").ThrowAsJavaScriptException(); return false; }
-    auto t = v.As<Napi::Object>();
-    auto keys = t.GetPropertyNames();
-    for (uint32_t i = 0; i < keys.Length(); ++i) {
-      auto k = keys.Get(i).ToString().Utf8Value();
-      auto val = t.Get(k);
-      if (!val.IsString()) { Napi::TypeError::New(env, std::string("names.") + field + "." + k + ": expected a string").ThrowAsJavaScriptException(); return false; }
-      out[static_cast<uint32_t>(std::strtoul(k.c_str(), nullptr, 10))] = val.As<Napi::String>().Utf8Value();
-    }
-    return true;
-  };
-  if (!load("wcStatus", n.wc_status) || !load("wcOpcode", n.wc_opcode) || !load("eventType", n.event_type)) return env.Undefined();
-  vl::json::set_names(std::move(n));
-  return env.Undefined();
-}
-
 // Host network interfaces (getifaddrs): [{ name, index, mtu, up, loopback, addrs: [text] }]
 Napi::Value NetInterfaces(const Napi::CallbackInfo& info) {
   auto env = info.Env();
@@ -1316,7 +1319,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Session", SessionWrap::Init(env));
   exports.Set("decodePacket", Napi::Function::New(env, DecodePacket, "decodePacket"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
-  exports.Set("setEventNames", Napi::Function::New(env, SetEventNames, "setEventNames"));
   exports.Set("netInterfaces", Napi::Function::New(env, NetInterfaces, "netInterfaces"));
   exports.Set("ibverbsDevices", Napi::Function::New(env, IbverbsDevices, "ibverbsDevices"));
   exports.Set("sgCheck", Napi::Function::New(env, vladdon::SgCheck, "sgCheck"));

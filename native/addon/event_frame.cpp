@@ -8,17 +8,17 @@
 #include <unordered_map>
 
 #include "event_json.h"
+#include "vl/names.h"
 
 namespace vl::frame {
 namespace {
 
 constexpr uint64_t kMaxSafe = (1ull << 53) - 1;
-// object kinds with a one-byte id (index); others travel as text
-const char* const kObjKinds[] = {"", "device", "pd", "buffer", "mr", "mw", "cq", "qp", "srq", "ah", "packet", "session"};
+// object kinds with a one-byte id (vl/names.h kObjKindNames); others travel as text
 constexpr uint8_t kObjKindOther = 255;
 
 uint8_t obj_kind_id(const std::string& s) {
-  for (uint8_t i = 0; i < sizeof(kObjKinds) / sizeof(kObjKinds[0]); i++) if (s == kObjKinds[i]) return i;
+  for (const auto& k : kObjKindNames) if (s == k.name) return static_cast<uint8_t>(k.value);
   return kObjKindOther;
 }
 
@@ -34,10 +34,8 @@ void put_u64(std::string& x, uint64_t v) { put_u32(x, static_cast<uint32_t>(v));
 // into storage that outlives the frame being written.
 std::string_view text_of(const Event& e, std::deque<std::string>& made) {
   if (!e.text.empty() || e.kind != EventKind::AsyncEvent) return e.text;
-  const auto& names = json::names().event_type;
-  auto it = names.find(static_cast<uint32_t>(e.a));
-  if (it != names.end()) return it->second;
-  return made.emplace_back("UNKNOWN(" + std::to_string(static_cast<uint32_t>(e.a)) + ")");
+  if (const char* n = name_of(kEventTypeNames, e.a)) return n;
+  return made.emplace_back(json::async_event_text(e));
 }
 
 template <typename T>
@@ -83,6 +81,8 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs, doub
     if (!text.empty()) flags |= kText;
     if (!e.pkt.empty()) flags |= kPkt;
     if (wc) flags |= kWc;
+    const bool detail = e.change != Event::kNone || e.key_state != Event::kNone;
+    if (detail) flags |= kDetail;
     uint32_t off = 0xffffffffu;
     if (flags & ~kOk) {
       off = static_cast<uint32_t>(extras.size());
@@ -111,6 +111,7 @@ void append_frame(std::vector<uint8_t>& out, const std::vector<Event>& evs, doub
                            static_cast<uint32_t>(c.slid), static_cast<uint32_t>(c.sl), static_cast<uint32_t>(c.dlid_path_bits)})
           put_u32(extras, v);
       }
+      if (detail) { extras += static_cast<char>(e.change); extras += static_cast<char>(e.key_state); }
     }
     u32[2 * n + i] = off;
     u8[i] = static_cast<uint8_t>(e.kind);

@@ -15,7 +15,7 @@ constexpr uint32_t kMagic = 0x31454c56;   // "VLE1" little-endian
 constexpr uint32_t kHeaderBytes = 40;
 
 // per-event flags
-constexpr uint8_t kOk = 1, kText = 2, kPkt = 4, kWc = 8, kBig = 16, kObjKindText = 32;
+constexpr uint8_t kOk = 1, kText = 2, kPkt = 4, kWc = 8, kBig = 16, kObjKindText = 32, kDetail = 64;
 
 // Appends one frame holding `evs` (any number, also none) to `out`; its size is a multiple of 8. produced_at_ms:
 // when the device produced the frame's events (Unix epoch ms; the console's event-to-screen latency counts from

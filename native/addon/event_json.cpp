@@ -6,13 +6,12 @@
 #include <cstring>
 #include <utility>
 
+#include "vl/names.h"
 #include "vl/wire.h"
 
 namespace vl::json {
 namespace {
 
-Names g_names;
-bool g_have = false;
 constexpr uint64_t kMaxSafe = (1ull << 53) - 1;
 constexpr char kHex[] = "0123456789abcdef";
 
@@ -86,9 +85,10 @@ class Writer {
 // ,"key":  (the leading comma: every field but an object's first)
 #define KEY(w, k) (w).lit("," "\"" k "\":")
 
-std::string name_of(const std::unordered_map<uint32_t, std::string>& t, uint32_t v) {
-  auto it = t.find(v);
-  return it != t.end() ? it->second : "UNKNOWN(" + std::to_string(v) + ")";
+// a value's name in one of vl/names.h's tables, "UNKNOWN(n)" when it has none (as app/protocol/enums.ts table().name)
+template <size_t N> std::string name_or_unknown(const EnumName (&t)[N], uint64_t v) {
+  const char* n = name_of(t, v);
+  return n ? std::string(n) : "UNKNOWN(" + std::to_string(v) + ")";
 }
 
 void wc(Writer& w, const Wc& c) {
@@ -98,8 +98,8 @@ void wc(Writer& w, const Wc& c) {
   KEY(w, "qpNum"); w.num(c.qp_num); KEY(w, "srcQp"); w.num(c.src_qp); KEY(w, "wcFlags"); w.num(c.wc_flags);
   KEY(w, "pkeyIndex"); w.num(c.pkey_index); KEY(w, "slid"); w.num(c.slid); KEY(w, "sl"); w.num(c.sl);
   KEY(w, "dlidPathBits"); w.num(c.dlid_path_bits);
-  KEY(w, "statusName"); w.str(name_of(g_names.wc_status, c.status));
-  KEY(w, "opcodeName"); w.str(name_of(g_names.wc_opcode, c.opcode));
+  KEY(w, "statusName"); w.str(name_or_unknown(kWcStatusNames, c.status));
+  KEY(w, "opcodeName"); w.str(name_or_unknown(kWcOpcodeNames, c.opcode));
   KEY(w, "wcFlagsNames"); w.ch('[');
   if (c.wc_flags & 2) w.lit("\"IBV_WC_WITH_IMM\"");
   if (c.wc_flags & 8) { if (c.wc_flags & 2) w.ch(','); w.lit("\"IBV_WC_WITH_INV\""); }
@@ -151,8 +151,10 @@ void event(Writer& w, const Event& e) {
   KEY(w, "objKind"); w.str(e.obj_kind);
   KEY(w, "a"); w.u64(e.a); KEY(w, "b"); w.u64(e.b); KEY(w, "c"); w.u64(e.c); KEY(w, "d"); w.u64(e.d);
   if (!e.text.empty()) { KEY(w, "text"); w.str(e.text); }
-  else if (e.kind == EventKind::AsyncEvent) { KEY(w, "text"); w.str(name_of(g_names.event_type, static_cast<uint32_t>(e.a))); }
+  else if (e.kind == EventKind::AsyncEvent) { KEY(w, "text"); w.str(async_event_text(e)); }
   if (e.kind == EventKind::KeyCheck) { KEY(w, "ok"); w.boolean(e.ok); }
+  if (e.change != Event::kNone) { KEY(w, "change"); w.num(e.change); }
+  if (e.key_state != Event::kNone) { KEY(w, "keyState"); w.num(e.key_state); }
   if (!e.pkt.empty()) { KEY(w, "pkt"); packet(w, e.pkt); }
   if (e.kind == EventKind::Cqe || e.kind == EventKind::WqeCompleted) { KEY(w, "wc"); wc(w, e.wc); }
   w.ch('}');
@@ -162,21 +164,15 @@ void event(Writer& w, const Event& e) {
 
 }  // namespace
 
-void set_names(Names n) { g_names = std::move(n); g_have = true; }
-const Names& names() { return g_names; }
+std::string async_event_text(const Event& e) { return name_or_unknown(kEventTypeNames, e.a); }
+
 void append_packet_headers(std::string& out, const std::vector<uint8_t>& bytes) {
   Writer w(out);
   packet(w, bytes, false);
 }
-bool have_names() { return g_have; }
-
 const char* event_kind_name(EventKind k) {
-  static const char* names[] = {
-      "ObjectCreated", "ObjectDestroyed", "ObjectModified", "WqePosted", "WqeStarted", "WqeCompleted",
-      "PacketSent", "PacketReceived", "PacketDropped", "KeyCheck", "Cqe", "CqArmed", "CompEvent",
-      "AsyncEvent", "QpState", "MemWrite", "Timer", "Fault", "Log"};
-  auto i = static_cast<uint32_t>(k);
-  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "Unknown";
+  const char* n = name_of(kEventKindNames, static_cast<uint32_t>(k));
+  return n ? n : "Unknown";
 }
 
 void append_events(std::string& out, const std::vector<Event>& evs) {

@@ -2,24 +2,19 @@
 // C++ event so that the backend host can forward a flood of events without building a JS object per event
 // (issue 4's event rate). Field for field the same value the object path (addon.cpp EventObj + the executor's
 // eventOut) gives; app/host/eventjson.test.ts compares the two on real sessions.
-// Plain C++: no Node types here; the names of rdma-core enum values come from the protocol's tables
-// (app/protocol/enums.ts) through set_names(), so there is one source for them.
+// Plain C++: no Node types here; enum values are named from vl/names.h (app/protocol/tables.test.ts checks that
+// app/protocol/enums.ts says the same).
 #pragma once
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "vl/session.h"
 
 namespace vl::json {
 
-struct Names {
-  std::unordered_map<uint32_t, std::string> wc_status, wc_opcode, event_type;
-};
-void set_names(Names n);
-bool have_names();
-const Names& names();
+// The text of an AsyncEvent without one: its ibv_event_type name ("UNKNOWN(n)" for a value the table lacks).
+std::string async_event_text(const Event& e);
 // A packet's decoded headers as JSON, { len, opcode, opcodeName, ..., icrc } without "hex" (or { len, error }).
 void append_packet_headers(std::string& out, const std::vector<uint8_t>& bytes);
 

@@ -24,7 +24,7 @@ TEST(CoreCq, CreateValidation) {
 }
 
 TEST(CoreCq, OverflowRaisesCqErrAndQpError) {
-  Pair p;
+  Pair p("cx");                                    // rxe keeps the QP in RTS: RxeCqQuirks.SendCqOverrunKeepsRtsOnRxeOnly
   // a dedicated 2-entry send CQ
   Handle small = p.s.create_cq(p.a.dev, 2).value;
   Side x, y;

@@ -29,6 +29,23 @@ TEST(CoreDevice, ProfilesAndGids) {
   EXPECT_TRUE(s.create_device("minimal").ok());
 }
 
+// The session's buffers share one memory limit: past it alloc_buffer fails with ENOMEM (naming the limit) and
+// nothing is allocated; freeing a buffer gives its pages back.
+TEST(CoreDevice, BuffersStopAtTheSessionMemoryLimit) {
+  Session s(1);
+  s.set_memory_limit(4 * 4096);
+  auto a = s.alloc_buffer(2 * 4096);
+  auto b = s.alloc_buffer(4096 + 1);            // page-rounded: 2 pages, the limit is reached
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto c = s.alloc_buffer(1);
+  EXPECT_EQ(c.err, ENOMEM);
+  EXPECT_NE(c.msg.find("memory limit"), std::string::npos) << c.msg;
+  EXPECT_TRUE(s.free_buffer(a.value.handle).ok());
+  EXPECT_TRUE(s.alloc_buffer(2 * 4096).ok());
+  EXPECT_EQ(s.alloc_buffer(1).err, ENOMEM);
+  EXPECT_EQ(Session::kDefaultMemoryLimit, 1ull << 30);
+}
+
 TEST(CoreDevice, PdAndBuffers) {
   Session s(1);
   auto d = s.create_device("rxe");

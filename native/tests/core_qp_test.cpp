@@ -114,7 +114,8 @@ TEST(CoreQp, StateMachineMasks) {
 }
 
 TEST(CoreQp, PostSendValidation) {
-  Pair p("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, false, 2);
+  // cx grants exactly max_send_wr 2 (rxe would grant 3: RxeKeyQuirks.QpCapsGranted)
+  Pair p("cx", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, false, 2);
   SendWr ok; ok.opcode = WR_RDMA_WRITE; ok.sg_list = {{p.a.buf.addr, 8, p.a.mr.lkey}}; ok.remote_addr = p.b.buf.addr; ok.rkey = p.b.mr.rkey;
   SendWr many = ok; many.sg_list.assign(5, ok.sg_list[0]);
   auto r = p.s.post_send(p.a.qp, {ok, many});

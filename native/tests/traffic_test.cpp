@@ -101,7 +101,7 @@ TEST(Traffic, AFullSendQueueOnlyWaits) {
   Pair p("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, false, 8);
   Traffic t;
   ASSERT_TRUE(t.start(p.a.qp, p.a.scq, writes(p, 64)).ok());
-  EXPECT_EQ(t.pump(p.s), 8u);                      // max_send_wr 8: ENOMEM after 8
+  EXPECT_EQ(t.pump(p.s), 15u);                     // max_send_wr 8, granted 15 by rxe (2^n - 1): ENOMEM after 15
   EXPECT_TRUE(t.on());
   EXPECT_EQ(t.pump(p.s), 0u);
   EXPECT_TRUE(t.on());
@@ -280,7 +280,7 @@ TEST(QueueSnapshot, ShowsPostedStartedAndRetiredWqesWithTheirIndices) {
   for (uint64_t i = 0; i < 3; i++) ASSERT_TRUE(p.write(p.a, p.b, 0, 0, 3000, 10 + i).ok());   // 3 packets each
   auto v = p.s.queue_snapshot();
   auto* sq = ring(v, p.a.qp, RingQueue::Sq);
-  expect_ring(sq, 64, 3, 0, 0, 3);
+  expect_ring(sq, 127, 3, 0, 0, 3);                // depths as rxe grants them: 64 -> 127, 1024 -> 2047
   ASSERT_EQ(sq->slots.size(), 3u);
   EXPECT_EQ(sq->slots[0].wr_id, 10u);
   EXPECT_EQ(sq->slots[0].opcode, uint32_t(WR_RDMA_WRITE));
@@ -290,9 +290,9 @@ TEST(QueueSnapshot, ShowsPostedStartedAndRetiredWqesWithTheirIndices) {
   EXPECT_EQ(ring(v, p.a.qp, RingQueue::Sq)->slots[0].state, SlotState::Started);
   p.s.run();
   v = p.s.queue_snapshot();
-  expect_ring(ring(v, p.a.qp, RingQueue::Sq), 64, 3, 3, 3, 0);   // all retired
+  expect_ring(ring(v, p.a.qp, RingQueue::Sq), 127, 3, 3, 3, 0);   // all retired
   auto* cq = ring(v, p.a.scq, RingQueue::Cq);
-  expect_ring(cq, 1024, 3, 0, 0, 3);
+  expect_ring(cq, 2047, 3, 0, 0, 3);
   ASSERT_EQ(cq->slots.size(), 3u);
   EXPECT_EQ(cq->slots[2].wr_id, 12u);
   EXPECT_EQ(cq->slots[2].status, uint32_t(WC_SUCCESS));
@@ -301,7 +301,7 @@ TEST(QueueSnapshot, ShowsPostedStartedAndRetiredWqesWithTheirIndices) {
   EXPECT_EQ(p.poll(p.a.scq, 2).size(), 2u);
   v = p.s.queue_snapshot();
   cq = ring(v, p.a.scq, RingQueue::Cq);
-  expect_ring(cq, 1024, 3, 2, 2, 1);
+  expect_ring(cq, 2047, 3, 2, 2, 1);
   ASSERT_EQ(cq->slots.size(), 1u);
   EXPECT_EQ(cq->slots[0].wr_id, 12u);
 }
@@ -311,7 +311,7 @@ TEST(QueueSnapshot, ReceiveQueuesSrqsAndTheNewestSlotsOnly) {
   for (uint64_t i = 0; i < 10; i++) ASSERT_TRUE(p.recv(p.b, i * 64, 64, 100 + i).ok());
   auto v = p.s.queue_snapshot(4);
   auto* rq = ring(v, p.b.qp, RingQueue::Rq);
-  expect_ring(rq, 64, 10, 0, 6, 4);                // the newest 4 of 10
+  expect_ring(rq, 127, 10, 0, 6, 4);                // the newest 4 of 10
   ASSERT_EQ(rq->slots.size(), 4u);
   EXPECT_EQ(rq->slots[0].wr_id, 106u);
   EXPECT_EQ(rq->slots[3].wr_id, 109u);

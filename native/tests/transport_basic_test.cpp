@@ -69,7 +69,8 @@ TEST(TransportBasic, RcSendRecvReadAtomic) {
 // ibv_post_send semantics: a WR that does not fit stops the post (ENOMEM, bad_wr), and the WRs before it are
 // posted and executed, also when nothing else is posted afterwards (the requester is scheduled for them).
 TEST(TransportBasic, PartialPostExecutesTheWrsBeforeTheBadOne) {
-  Pair p("rxe", QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC, false, 8);
+  Pair p("cx",   // cx grants max_send_wr 8 exactly (rxe: 15)
+          QPT_RC, 1, 65536, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC, false, 8);
   pattern(p.s, p.a.buf.addr, 1024, 5);
   for (int round = 0; round < 3; round++) {
     std::vector<SendWr> wrs(12);

@@ -324,13 +324,13 @@ TEST(UdpTransport, TwoProcessesOverLoopback) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "child: 1 = setup/transfer failed, 2 = a byte differed";
 }
 
-std::string wire_find_shared(const std::string& rel, std::string* tried);
+std::string vl_test_file(const std::string& rel, std::string* tried);
 
 // Kernel rxe sends IPv4 with DF and a non-zero, incrementing IP ID: the ID is recovered from the ICRC. Frames of
-// the shared rxe capture all recover their real ID; a corrupted frame recovers none.
+// the kernel rxe capture (native/tests/fixtures/rocev2) all recover their real ID; a corrupted frame recovers none.
 TEST(UdpTransport, RecoversTheIpv4IdOfKernelRxeFrames) {
   std::string tried;
-  const std::string pcap = wire_find_shared("fixtures/rocev2/rxe-rc-pingpong-ipv4.pcap", &tried);
+  const std::string pcap = vl_test_file("native/tests/fixtures/rocev2/rxe-rc-pingpong-ipv4.pcap", &tried);
   ASSERT_FALSE(pcap.empty()) << "fixture not found; tried:\n" << tried;
   std::vector<vl::wire::PcapRecord> recs;
   std::string err;

@@ -1,7 +1,7 @@
 // The real packets: while two sessions move data over UDP port 4791 on loopback (with injected loss, so
 // retransmissions are on the wire too), an AF_PACKET socket on lo captures what the kernel actually sent. Every
 // captured frame must be IPv4 with DF and ID 0 (what the ICRC was computed over), verify with our icrc_from_ip, and
-// decode in tshark with roce_icrc.lua reporting "good" (WIRE.md 2.2). The transports' own pcap (headers rebuilt
+// decode in tshark with our independent icrc_check.lua reporting "good" (WIRE.md 2.2). The transports' own pcap (headers rebuilt
 // from the socket addresses) must match too.
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -18,7 +18,7 @@
 
 #include "udp_fixture.h"
 
-std::string wire_find_shared(const std::string& rel, std::string* tried);
+std::string vl_test_file(const std::string& rel, std::string* tried);
 
 using namespace vlu;
 
@@ -40,10 +40,10 @@ std::string run(const std::string& cmd, int* status) {
   return out;
 }
 
-// counts of tshark's roce_icrc.status column
+// counts of tshark's icrc_check.status column (native/tests/tshark/icrc_check.lua: no code shared with the device)
 std::map<std::string, int> tshark_status(const std::string& lua, const std::string& pcap, std::string* raw) {
   int st = 0;
-  std::string out = run("tshark -X lua_script:'" + lua + "' -r '" + pcap + "' -Y infiniband -T fields -e roce_icrc.status 2>/dev/null", &st);
+  std::string out = run("tshark -X lua_script:'" + lua + "' -r '" + pcap + "' -Y infiniband -T fields -e icrc_check.status 2>/dev/null", &st);
   *raw = out;
   std::map<std::string, int> m;
   std::istringstream in(out);
@@ -58,8 +58,8 @@ std::map<std::string, int> tshark_status(const std::string& lua, const std::stri
 TEST(UdpTshark, KernelWrittenPacketsHaveGoodIcrc) {
   ASSERT_EQ(std::system("command -v tshark >/dev/null 2>&1"), 0) << "tshark not found on PATH (apt-get install -y tshark)";
   std::string tried;
-  const std::string lua = wire_find_shared("fixtures/rocev2/roce_icrc.lua", &tried);
-  ASSERT_FALSE(lua.empty()) << "roce_icrc.lua not found; tried:\n" << tried;
+  const std::string lua = vl_test_file("native/tests/tshark/icrc_check.lua", &tried);
+  ASSERT_FALSE(lua.empty()) << "icrc_check.lua not found in the repo; tried:\n" << tried;
 
   const std::string aa = lo_addr(2), ba = lo_addr(3);
   uint32_t a4, b4;

@@ -13,7 +13,7 @@
 
 using namespace vl::wire;
 
-std::string wire_find_shared(const std::string& rel, std::string* tried);
+std::string vl_test_file(const std::string& rel, std::string* tried);
 
 namespace {
 
@@ -696,9 +696,9 @@ TEST(WirePcap, RefusesBadFiles) {
 
 TEST(WireFixture, KernelRxeCaptureDecodesAndEveryIcrcReproduces) {
   std::string tried;
-  const std::string path = wire_find_shared("fixtures/rocev2/rxe-rc-pingpong-ipv4.pcap", &tried);
-  ASSERT_FALSE(path.empty()) << "shared fixture rxe-rc-pingpong-ipv4.pcap not found (set VL_SHARED_DIR to the shared "
-                                "folder, or run from the repo root with ../shared beside it). Tried:\n" << tried;
+  const std::string path = vl_test_file("native/tests/fixtures/rocev2/rxe-rc-pingpong-ipv4.pcap", &tried);
+  ASSERT_FALSE(path.empty()) << "fixture native/tests/fixtures/rocev2/rxe-rc-pingpong-ipv4.pcap not found. Tried:\n"
+                             << tried;
   std::vector<PcapRecord> recs;
   std::string err;
   ASSERT_TRUE(read_pcap(path, recs, &err)) << err;

@@ -1,5 +1,6 @@
 // WireTshark: frames written by our encoder/framer/pcap writer, decoded by Wireshark's dissector and checked by
-// the shared roce_icrc.lua postdissector (WIRE.md 2.2). Needs tshark on PATH: the test fails if it is missing.
+// native/tests/tshark/icrc_check.lua, a post-dissector that computes the ICRC with no code shared with the device
+// (rxe_icrc.c's formulation). Needs tshark on PATH: the test fails if it is missing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,7 +15,7 @@
 
 using namespace vl::wire;
 
-std::string wire_find_shared(const std::string& rel, std::string* tried);
+std::string vl_test_file(const std::string& rel, std::string* tried);
 
 namespace {
 
@@ -151,8 +152,8 @@ TEST(WireTshark, EveryFrameKindDecodesWithGoodIcrc) {
   int st = std::system("command -v tshark >/dev/null 2>&1");
   ASSERT_EQ(st, 0) << "tshark not found on PATH: install tshark (DEBIAN_FRONTEND=noninteractive apt-get install -y tshark)";
   std::string tried;
-  const std::string lua = wire_find_shared("fixtures/rocev2/roce_icrc.lua", &tried);
-  ASSERT_FALSE(lua.empty()) << "shared roce_icrc.lua not found (set VL_SHARED_DIR). Tried:\n" << tried;
+  const std::string lua = vl_test_file("native/tests/tshark/icrc_check.lua", &tried);
+  ASSERT_FALSE(lua.empty()) << "icrc_check.lua not found in the repo. Tried:\n" << tried;
 
   const auto cases = all_cases();
   const char* tmpd = std::getenv("TMPDIR");
@@ -178,9 +179,9 @@ TEST(WireTshark, EveryFrameKindDecodesWithGoodIcrc) {
     ASSERT_FALSE(w.failed());
   }
   const std::string cmd = "tshark -X lua_script:'" + lua + "' -r '" + pcap +
-                          "' -T fields -E separator=/t -e frame.number -e infiniband.bth.opcode -e roce_icrc.status"
+                          "' -T fields -E separator=/t -e frame.number -e infiniband.bth.opcode -e icrc_check.status"
                           " -e _ws.col.Info -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.bth.padcnt"
-                          " -e infiniband.invariant.crc -e roce_icrc.computed -e infiniband.aeth.syndrome"
+                          " -e infiniband.invariant.crc -e icrc_check.value -e icrc_check.expected -e infiniband.aeth.syndrome"
                           " -e frame.protocols 2>'" + errf + "'";
   const std::string out = run(cmd, &st);
   std::string errtext;
@@ -197,10 +198,10 @@ TEST(WireTshark, EveryFrameKindDecodesWithGoodIcrc) {
     const auto& c = cases[i];
     const auto& r = rows[i];
     SCOPED_TRACE("frame " + std::to_string(i + 1) + " (" + c.what + ")");
-    ASSERT_EQ(r.size(), 11u) << out;
+    ASSERT_EQ(r.size(), 12u) << out;
     EXPECT_EQ(r[0], std::to_string(i + 1));
     EXPECT_EQ(r[1], std::to_string(c.p.opcode)) << "decoded as InfiniBand with our opcode";
-    EXPECT_EQ(r[2], c.corrupt ? "bad" : "good") << "roce_icrc.lua";
+    EXPECT_EQ(r[2], c.corrupt ? "bad" : "good") << "icrc_check.lua";
     EXPECT_EQ(r[3].rfind(opcode_name(c.p.opcode), 0), 0u) << "Info column '" << r[3] << "' vs opcode_name '"
                                                           << opcode_name(c.p.opcode) << "'";
     char qp[16];
@@ -208,15 +209,18 @@ TEST(WireTshark, EveryFrameKindDecodesWithGoodIcrc) {
     EXPECT_EQ(r[4], qp);
     EXPECT_EQ(r[5], std::to_string(c.p.psn));
     EXPECT_EQ(r[6], std::to_string((4 - c.payload.size() % 4) % 4));
-    EXPECT_NE(r[10].find(":udp:infiniband"), std::string::npos) << r[10];
+    EXPECT_NE(r[11].find(":udp:infiniband"), std::string::npos) << r[11];
+    if (!c.corrupt) EXPECT_EQ(r[9], r[7]) << "expected ICRC field vs tshark's Invariant CRC";
     if (opcode_mask(c.p.opcode) & H_AETH) {
-      EXPECT_EQ(r[9], std::to_string(c.p.aeth_syndrome));
+      EXPECT_EQ(r[10], std::to_string(c.p.aeth_syndrome));
     }
   }
-  // WIRE.md 2.1: "Invariant CRC: 0x339c5493", computed 0x93549c33
+  // the RDMA WRITE ONLY example frame: CRC value 0x93549c33, on the wire 33 9c 54 93 ("Invariant CRC: 0x339c5493")
   EXPECT_EQ(rows[0][7], "0x339c5493");
   EXPECT_EQ(rows[0][8], "0x93549c33");
+  EXPECT_EQ(rows[0][9], "0x339c5493");
   EXPECT_EQ(rows.back()[7], "0x329c5493");                // corrupted: tshark shows the flipped wire value
+  EXPECT_EQ(rows.back()[9], "0x339c5493");                // and the checker still expects the right one
   std::printf("[ info ] tshark checked %zu frames\n", rows.size());
   std::remove(pcap.c_str());
   std::remove(errf.c_str());

@@ -1,7 +1,10 @@
 // Entry: connect to the backend host through renderer/src/transport (written by the foundation), build the
 // store, render the console. If the transport module is not there yet the console says so instead of pretending.
 import { createRoot } from 'react-dom/client';
-import { App, panelOfHash } from './App.tsx';
+import { App } from './App.tsx';
+import { panelOfHash } from './panels/registry.ts';
+import './panels/builtin.ts';
+import './panels/labs.ts';
 import { ConsoleProvider } from './store/context.tsx';
 import { createConsoleStore, type ConsoleTransport } from './store/store.ts';
 import './styles.css';

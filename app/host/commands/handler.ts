@@ -41,6 +41,8 @@ export function res<V, T>(r: NResult<V>, map: (v: V) => T, field?: string): Outc
 export function post(r: NPost, n: number): Outcome<{ posted: number }> {
   if (!r.err) return ok({ posted: n });
   const at = r.badWr < n ? r.badWr : undefined;
-  return fail(errnoName(r.err), `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, at !== undefined ? `args.wrs.${at}` : undefined);
+  const f = fail(errnoName(r.err), `${at !== undefined ? `args.wrs.${at}: ` : ''}${r.msg || errnoName(r.err)}`, at !== undefined ? `args.wrs.${at}` : undefined);
+  if (at !== undefined) f.error.badWr = at;
+  return f;
 }
 export function u64n(v: number | string): number { return typeof v === 'number' ? v : Number(BigInt(v)); }

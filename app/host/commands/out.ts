@@ -43,6 +43,8 @@ export function eventOut(e: NEvent): DeviceEvent {
   };
   if (e.text !== undefined) ev.text = e.text;
   if (e.ok !== undefined) ev.ok = e.ok;
+  if (e.change !== undefined) ev.change = e.change;
+  if (e.keyState !== undefined) ev.keyState = e.keyState;
   if (e.pkt) ev.pkt = e.pkt;
   if (e.wc) ev.wc = wcOut(e.wc);
   if (e.kind === 'AsyncEvent') ev.text = ev.text ?? EventType.name(Number(e.a));

@@ -8,7 +8,7 @@ import { errnoName, fail, ok, post, res, st, type Handlers, type Outcome } from 
 import { qpOut, wcOut } from './out.ts';
 
 export const queueHandlers: Handlers<typeof queueCommands> = {
-  'cq.create': (x, a) => res(x.s.create_cq(a.device, a.cqe, a.channel), (cq) => ({ cq, device: a.device, cqe: a.cqe, channel: a.channel })),
+  'cq.create': (x, a) => res(x.s.create_cq(a.device, a.cqe, a.channel), (cq) => ({ cq, device: a.device, cqe: x.s.cq_info(cq)?.cqe ?? a.cqe, channel: a.channel })),   // cqe: as granted
   'cq.destroy': (x, a) => st(x.s.destroy_cq(a.cq), { cq: a.cq }),
   'cq.req_notify': (x, a) => (a.reportMissedEvents
     ? res(x.s.req_notify_cq_report_missed(a.cq, a.solicitedOnly), (missed) => ({ cq: a.cq, missedEvents: missed }))

@@ -4,11 +4,17 @@ import os from 'node:os';
 import path from 'node:path';
 import type { sessionCommands } from '../../protocol/commands/session.ts';
 import { fail, ok, st, u64n, type Handlers } from './handler.ts';
+import { mrOut, mwOut } from './out.ts';
 
 export const sessionHandlers: Handlers<typeof sessionCommands> = {
   'session.info': (x) => ok({
     seed: x.seed, epoch: x.epoch, nowNs: x.s.now_ns(), napiVersion: x.addon.napiVersion,
-    profiles: x.addon.Session.profiles().map((p) => p.name), objects: x.liveObjects(),
+    profiles: x.addon.Session.profiles().map((p) => p.name),
+    objects: x.liveObjects().map((o) => {
+      const mr = o.kind === 'mr' ? x.s.mr_info(o.handle) : null;
+      const mw = o.kind === 'mw' ? x.s.mw_info(o.handle) : null;
+      return mr ? { ...o, info: mrOut(mr) } : mw ? { ...o, info: mwOut(mw) } : o;
+    }),
     autorun: x.autorun, realTime: x.netDevices.size > 0, network: [...x.netDevices],
     traffic: x.traffic ? x.trafficView() : null,
     eventSeq: u64n(x.s.last_seq()),   // events the device produced so far (seq of the last one)

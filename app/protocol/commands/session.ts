@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { command, RHandle, RU64 } from '../descriptor.ts';
 import { DeviceEvent } from '../event.ts';
 import { Command } from '../commands.ts';
-import { PcapOut } from './shared.ts';
+import { MrOut, MwOut, PcapOut } from './shared.ts';
 import { type CExport } from '../../scenario/export-c/emitter.ts';
 
 /** a journal entry's command (typed loosely here: the Command union is built from this table) */
@@ -19,7 +19,9 @@ export const sessionCommands = {
     args: () => ({}),
     result: z.object({
       seed: z.number(), epoch: z.number(), nowNs: RU64, napiVersion: z.number(), profiles: z.array(z.string()),
-      objects: z.array(z.object({ handle: RHandle, kind: z.string(), device: RHandle })),
+      // MRs and MWs carry their description (PD, keys, range, access, kind, state): a console that connects late or
+      // after a host restart shows them as they are, not only as their ObjectCreated events describe them
+      objects: z.array(z.object({ handle: RHandle, kind: z.string(), device: RHandle, info: z.union([MrOut, MwOut]).optional() })),
       autorun: AutorunOut, realTime: z.boolean(), network: z.array(RHandle), traffic: TrafficOut.nullable(),
       eventSeq: z.number(),   // events the device produced so far (seq of the last one)
     }),

@@ -87,6 +87,8 @@ export const ProfileOut = z.object({
   maxQpRdAtom: z.number(), maxQpInitRdAtom: z.number(), maxFastRegPageListLen: z.number(), maxInlineData: z.number(),
   activeMtu: z.number(), maxMrSize: RU64, pageSizeCap: RU64, indirectReg: z.boolean(), zeroBasedMr: z.boolean(),
   readWithInv: z.boolean(), lkeyEqRkey: z.boolean(), keyBytePolicy: z.string(),
+  /** where the profile behaves as Linux rxe rather than the IBA / ConnectX (app/protocol/quirks.ts) */
+  quirks: z.record(z.string(), z.union([z.boolean(), z.number()])),
   deviceCapNames: z.array(z.string()), atomicCapName: z.string(), activeMtuName: z.string(),
 });
 export const GidOut = z.object({ index: z.number(), gid: z.string(), type: z.string() });
@@ -121,7 +123,9 @@ export const QpOut = z.object({
 export const WcOut = z.object({
   wrId: RU64, status: z.number(), statusName: z.string(), opcode: z.number(), opcodeName: z.string(), vendorErr: z.number(),
   byteLen: z.number(), immData: z.number(), invalidatedRkey: z.number(), qpNum: z.number(), srcQp: z.number(),
-  wcFlags: z.number(), wcFlagsNames: z.array(z.string()), pkeyIndex: z.number(), slid: z.number(), sl: z.number(),
+  wcFlags: z.number(), wcFlagsNames: z.array(z.string()),
+  /** the profile rule (app/protocol/quirks.ts) that decided this completion, where rxe and the IBA / ConnectX differ */
+  rule: z.string().optional(), pkeyIndex: z.number(), slid: z.number(), sl: z.number(),
   dlidPathBits: z.number(),
 });
 export const NetGidOut = z.object({ index: z.number(), gid: z.string(), type: z.string(), ip: z.string().optional() });

@@ -7,6 +7,7 @@
 // guard page between buffers) so recorded scenarios, events and pcaps are identical from run to run.
 // MRs, SGEs and RETH addresses use these virtual addresses.
 #pragma once
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -35,6 +36,24 @@ struct Profile {
   bool read_with_inv = false;        // iWARP RDMA READ with invalidate
   bool lkey_eq_rkey = true;          // rxe: lkey == rkey
   std::string key_byte_policy;       // "random" (rxe), "increment", "zero" (mlx5 mkey / siw)
+  // Quirks: where Linux rxe (upstream, after the 2022 fencing fix) and the IBA / ConnectX behave differently. The
+  // defaults are the IBA / ConnectX behaviour; the rxe profile sets every flag as rxe does (docs/rxe-conformance.md;
+  // app/protocol/quirks.ts holds the console's words for each, and a test checks the two name the same flags).
+  bool local_inv_waits_all = false;        // rxe_req.c rxe_wqe_is_fenced: LOCAL_INV waits for every earlier WQE
+  bool recv_cq_overflow_no_ack = false;    // rxe_resp.c do_complete: CQ overflow returns before the ACK
+  bool send_cq_overflow_keeps_rts = false; // rxe_comp.c do_complete ignores rxe_cq_post's error (QP stays RTS)
+  bool error_wc_not_solicited = false;     // rxe_cq_post fires a solicited arm only on its `solicited` argument
+  bool rereg_pd_access_only = false;       // rxe_rereg_user_mr: PD / access only (translation EOPNOTSUPP), keys stay
+  bool round_queue_depths = false;         // rxe_queue_init: 2^n - 1 entries; rxe_qp_init_req: WQE size sets
+                                           // max_send_sge and max_inline_data together
+  bool wc_flags_rxe = false;               // rxe_resp.c do_complete: IBV_WC_GRH on user receive completions;
+                                           // rxe_comp.c make_send_cqe: IBV_WC_WITH_IMM on the sender's *_WITH_IMM
+  uint32_t dereg_bound_mr_errno = EBUSY;   // rxe_dereg_mr: EINVAL when windows are bound (IBA 10.6.7.2.6)
+  uint32_t local_key_error_status = WC_LOC_PROT_ERR;   // rxe_req.c: -EINVAL from copy_data -> IBV_WC_LOC_QP_OP_ERR
+  bool recv_too_small_is_malformed = false;// rxe_resp.c send_data_in: copy_data -EINVAL -> ERR_MALFORMED_WQE
+                                           // (NAK remote operational error, receive IBV_WC_LOC_QP_OP_ERR)
+  bool invalidate_checks_pd = true;        // rxe_invalidate_mr has no PD check
+  bool reg_mr_wr_checks_access = true;     // rxe_reg_fast_mr takes any access (REMOTE_WRITE without LOCAL_WRITE)
 };
 const std::vector<Profile>& builtin_profiles();
 
@@ -62,6 +81,7 @@ struct MwInfo {
   Handle handle = 0; Handle pd = 0; uint32_t rkey = 0; uint32_t type = MW_TYPE_1;
   std::string state; Handle mr = 0; Handle qp = 0; uint64_t addr = 0, length = 0; uint32_t access = 0;
 };
+struct CqInfo { Handle handle = 0; Handle device = 0; uint32_t cqe = 0; bool channel = false; };   // cqe as granted
 struct QpCap { uint32_t max_send_wr = 16, max_recv_wr = 16, max_send_sge = 4, max_recv_sge = 4, max_inline_data = 0; };
 struct QpInitAttr {
   Handle pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
@@ -94,6 +114,9 @@ struct Wc {                          // struct ibv_wc
   uint64_t wr_id = 0; uint32_t status = WC_SUCCESS, opcode = WC_SEND, vendor_err = 0, byte_len = 0;
   uint32_t imm_data = 0, invalidated_rkey = 0, qp_num = 0, src_qp = 0, wc_flags = 0, pkey_index = 0, slid = 0;
   uint32_t sl = 0, dlid_path_bits = 0;
+  // Verbs Lab, not ibv_wc: the profile rule that decided this completion where Linux rxe and the IBA / ConnectX differ
+  // (the name of a quirk flag of struct Profile, as in app/protocol/quirks.ts), or nullptr
+  const char* rule = nullptr;
 };
 struct PostResult : Status { size_t bad_wr = 0; };   // index of the failing WR when err != 0
 
@@ -107,7 +130,29 @@ enum class EventKind : uint32_t {
   AsyncEvent, QpState, MemWrite,                   // memory bytes changed: obj = buffer, a = addr, b = len
   Timer, Fault, Log,
 };
+// Typed facts of an event (Event::change, Event::key_state, and a of Timer / Fault); names in vl/names.h, mirrored in app/protocol/enums.ts.
+// MR / MW key state: rxe's enum rxe_mr_state / rxe_mw_state (rxe_verbs.h), same order and values.
+enum class KeyState : uint8_t { Invalid = 0, Free = 1, Valid = 2 };
+// What modified an object (Event::change of ObjectModified).
+enum class Change : uint8_t {
+  Rereg = 0,        // ibv_rereg_mr: a new key byte (a = lkey, b = rkey)
+  MapMrSg = 1,      // ib_map_mr_sg on a fast-registration MR
+  RegMrWr = 2,      // IB_WR_REG_MR executed (rxe_reg_fast_mr)
+  LocalInv = 3,     // IBV_WR_LOCAL_INV executed (rxe_invalidate_mr / rxe_invalidate_mw)
+  RemoteInv = 4,    // SEND_WITH_INV received: the IETH's key invalidated by the responder
+  Bind = 5,         // ibv_bind_mw / IBV_WR_BIND_MW (rxe_bind_mw)
+  QpDestroyed = 6,  // a type 2 window freed with the QP it was bound to
+  ModifyQp = 7,     // ibv_modify_qp without a state change
+  ModifySrq = 8,    // ibv_modify_srq (srq_limit armed)
+  NetAttach = 9,    // a device bound to UDP sockets (on the network)
+};
+// a of Timer events: which transport timer did what (rxe_comp.c, rxe_req.c).
+enum class TimerReason : uint8_t { AckTimeout = 0, RnrWait = 1, RnrExpired = 2, Retransmit = 3 };
+// a of Fault events: the fault set_faults injected.
+enum class FaultKind : uint8_t { Loss = 0, Duplicate = 1, Reorder = 2, Delay = 3 };
+
 struct Event {
+  static constexpr uint8_t kNone = 0xff;           // change / key_state not given
   uint64_t seq = 0; uint64_t time_ns = 0;          // virtual time in deterministic mode
   EventKind kind = EventKind::Log;
   Handle device = 0; Handle obj = 0;
@@ -117,6 +162,10 @@ struct Event {
   std::vector<uint8_t> pkt;                        // packet bytes for Packet* events
   Wc wc;                                           // for Cqe / WqeCompleted
   bool ok = true;                                  // for KeyCheck
+  uint8_t change = kNone;                          // ObjectModified: a Change
+  uint8_t key_state = kNone;                       // mr / mw life-cycle events: the key's KeyState after the event
+  Event& why(Change c) { change = static_cast<uint8_t>(c); return *this; }
+  Event& state(KeyState s) { key_state = static_cast<uint8_t>(s); return *this; }
 };
 
 // What sits in a work or completion queue right now (Session::queue_snapshot): the ring's producer and consumer
@@ -188,7 +237,11 @@ class Session {
   // memory and keys
   Result<Handle> alloc_pd(Handle dev);
   Status dealloc_pd(Handle pd);
-  Result<BufferInfo> alloc_buffer(uint64_t length);
+  Result<BufferInfo> alloc_buffer(uint64_t length);   // ENOMEM past the session's memory limit
+  // Host memory all the session's buffers may take together (page-rounded); default kDefaultMemoryLimit. A client
+  // cannot exhaust the machine one 64 MiB buffer at a time.
+  static constexpr uint64_t kDefaultMemoryLimit = 1ull << 30;
+  void set_memory_limit(uint64_t bytes);
   Status free_buffer(Handle buf);
   Status write_memory(uint64_t addr, const uint8_t* data, size_t len);   // by virtual address
   Status read_memory(uint64_t addr, uint8_t* out, size_t len) const;
@@ -206,6 +259,7 @@ class Session {
   // queues
   Result<Handle> create_cq(Handle dev, uint32_t cqe, bool with_channel = false);
   Status destroy_cq(Handle cq);
+  std::optional<CqInfo> cq_info(Handle cq) const;                            // the depth the device granted
   Status req_notify_cq(Handle cq, bool solicited_only);
   Result<int> req_notify_cq_report_missed(Handle cq, bool solicited_only);  // kernel IB_CQ_REPORT_MISSED_EVENTS
   std::vector<Wc> poll_cq(Handle cq, uint32_t max);
@@ -215,7 +269,7 @@ class Session {
   Status modify_srq(Handle srq, uint32_t srq_limit);
   Status destroy_srq(Handle srq);
   PostResult post_srq_recv(Handle srq, const std::vector<RecvWr>& wrs);
-  Result<QpInfo> create_qp(Handle pd, const QpInitAttr& attr);
+  Result<QpInfo> create_qp(Handle pd, const QpInitAttr& attr);             // init.cap: the caps granted
   Status modify_qp(Handle qp, const QpAttr& attr, uint32_t attr_mask);
   std::optional<QpInfo> query_qp(Handle qp) const;
   Status destroy_qp(Handle qp);

@@ -35,7 +35,7 @@ enum WcOpcode : uint32_t {
   WC_LOCAL_INV = 6, WC_REG_MR = 8, WC_RECV = 128, WC_RECV_RDMA_WITH_IMM = 129, WC_DRIVER1 = 135,
 };
 // ---- enum ibv_wc_flags
-enum WcFlags : uint32_t { WC_GRH = 1 << 0, WC_WITH_IMM = 1 << 1, WC_WITH_INV = 1 << 3 };
+enum WcFlags : uint32_t { WC_GRH = 1 << 0, WC_WITH_IMM = 1 << 1, WC_IP_CSUM_OK = 1 << 2, WC_WITH_INV = 1 << 3 };
 // ---- enum ibv_wr_opcode (REG_MR: kernel IB_WR_REG_MR = 0x20, kernel-only)
 enum WrOpcode : uint32_t {
   WR_RDMA_WRITE = 0, WR_RDMA_WRITE_WITH_IMM = 1, WR_SEND = 2, WR_SEND_WITH_IMM = 3, WR_RDMA_READ = 4,

@@ -26,6 +26,13 @@ void SessionImpl::complete_wqe(Qp& q, SendWqe& w, uint32_t status) {
   Wc wc;
   wc.wr_id = w.wr.wr_id; wc.status = status; wc.opcode = wc_opcode(w.wr.opcode); wc.qp_num = q.qpn;
   wc.byte_len = static_cast<uint32_t>(w.length);
+  wc.rule = w.rule ? w.rule : status == WC_WR_FLUSH_ERR ? q.flush_rule : nullptr;
+  const Profile& pr = profile_of(q.dev);
+  // rxe_comp.c make_send_cqe: a successful WRITE_WITH_IMM / SEND_WITH_IMM reports IBV_WC_WITH_IMM to the sender
+  if (pr.wc_flags_rxe && status == WC_SUCCESS && (w.wr.opcode == WR_RDMA_WRITE_WITH_IMM || w.wr.opcode == WR_SEND_WITH_IMM)) {
+    wc.wc_flags = WC_WITH_IMM;
+    wc.rule = "wcFlagsRxe";
+  }
   bool post = status != WC_SUCCESS || w.signaled;
   if (capture) {
     auto& e = emit(EventKind::WqeCompleted, q.dev, q.h, "qp", wc_status_name(status));
@@ -41,9 +48,15 @@ void SessionImpl::complete_wqe(Qp& q, SendWqe& w, uint32_t status) {
     q.req_offset = 0;
     if (!local && psn_cmp(q.req_psn, next_psn) < 0) q.req_psn = next_psn;
   }
+  // send completions are unsolicited (ibv_req_notify_cq(3); rxe_comp.c do_complete posts with solicited 0). A send
+  // CQ overrun raises IBV_EVENT_CQ_ERR; the IBA lets the CI move the QP to error too, rxe ignores rxe_cq_post's
+  // failure and the QP stays in RTS (profile flag send_cq_overflow_keeps_rts).
   if (post)
     if (Cq* c = cq(q.init.send_cq))
-      if (!cq_post(*c, wc, true, q.h) && q.state != QPS_ERR) qp_to_error(q, "send CQ overrun");
+      if (!cq_post(*c, wc, false, q.h) && q.state != QPS_ERR && !pr.send_cq_overflow_keeps_rts) {
+        q.flush_rule = "sendCqOverflowKeepsRts";
+        qp_to_error(q, "send CQ overrun");
+      }
 }
 
 void SessionImpl::comp_drain(Qp& q) {
@@ -144,7 +157,7 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       q.rnr_wait = true;
       q.timer_gen++; q.timer_armed = false;
       Action a; a.t = now + static_cast<uint64_t>(rnr_timer_ms(syn & 0x1F) * 1e6); a.kind = Action::RnrTimer; a.qp = q.h; a.gen = q.timer_gen;
-      if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR NAK: wait " + std::to_string(rnr_timer_ms(syn & 0x1F)) + " ms"); e.a = 1; e.b = syn & 0x1F; e.c = static_cast<uint64_t>(rnr_timer_ms(syn & 0x1F) * 1e6); }
+      if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR NAK: wait " + std::to_string(rnr_timer_ms(syn & 0x1F)) + " ms"); e.a = uint64_t(TimerReason::RnrWait); e.b = syn & 0x1F; e.c = static_cast<uint64_t>(rnr_timer_ms(syn & 0x1F) * 1e6); }
       push(std::move(a));
       return;
     }

@@ -25,7 +25,11 @@ bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err
     auto& e = emit(EventKind::Cqe, c.dev, c.h, "cq", std::string(wc_status_name(wc.status)) + " wr_id " + std::to_string(wc.wr_id));
     e.wc = wc; e.a = wc.status; e.b = wc.opcode; e.c = wc.qp_num; e.d = c.q.size();
   }
-  if (c.notify == 2 || (c.notify == 1 && (solicited || wc.status != WC_SUCCESS))) {
+  // ibv_req_notify_cq(3): a solicited-only arm fires on a receive completion of a message with the SE bit, or on
+  // an unsuccessful completion; send completions are unsolicited (callers pass solicited = false for them). rxe's
+  // rxe_cq_post looks at its `solicited` argument only (profile flag error_wc_not_solicited).
+  const bool sol = solicited || (wc.status != WC_SUCCESS && !profile_of(c.dev).error_wc_not_solicited);
+  if (c.notify == 2 || (c.notify == 1 && sol)) {
     c.notify = 0;
     if (c.channel) {
       if (Device* d = dev(c.dev)) d->channel.push_back(c.h);
@@ -35,12 +39,21 @@ bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err
   return true;
 }
 
+std::optional<CqInfo> Session::cq_info(Handle cqh) const {
+  auto lk_ = impl_->lock();
+  auto it = impl_->cqs.find(cqh);
+  if (it == impl_->cqs.end()) return std::nullopt;
+  const Cq& c = it->second;
+  return CqInfo{c.h, c.dev, c.cqe, c.channel};
+}
+
 Result<Handle> Session::create_cq(Handle devh, uint32_t cqe, bool with_channel) {
   auto lk_ = impl_->lock();
   auto& S = *impl_;
   Device* d = S.dev(devh);
   if (!d) return rfail<Handle>(ENOENT, "dev: no device with handle " + std::to_string(devh));
   if (cqe < 1 || cqe > d->profile.max_cqe) return rfail<Handle>(EINVAL, "cqe: must be 1.." + std::to_string(d->profile.max_cqe));
+  if (d->profile.round_queue_depths) cqe = round_depth(cqe);   // rxe_cq_from_init -> rxe_queue_init
   if (d->n_cq >= d->profile.max_cq) return rfail<Handle>(ENOMEM, "max_cq reached");
   Cq c; c.h = S.new_handle(); c.dev = devh; c.cqe = cqe; c.channel = with_channel;
   S.cqs.emplace(c.h, c);

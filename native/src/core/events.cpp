@@ -15,19 +15,13 @@ std::string hex(uint64_t v, int width) {
 }
 std::string key_text(uint32_t key) { return hex(key, 8); }
 
-const char* qp_state_name(uint32_t s) {
-  static const char* n[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
-  return s < 7 ? n[s] : "UNKNOWN";
+const char* qp_state_name(uint32_t s) {   // the short form people read: "RTS" for IBV_QPS_RTS
+  const char* n = name_of(kQpStateNames, s);
+  return n ? n + sizeof("IBV_QPS_") - 1 : "UNKNOWN";
 }
 const char* wc_status_name(uint32_t s) {
-  static const char* n[] = {"IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_QP_OP_ERR", "IBV_WC_LOC_EEC_OP_ERR",
-                            "IBV_WC_LOC_PROT_ERR", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_MW_BIND_ERR", "IBV_WC_BAD_RESP_ERR",
-                            "IBV_WC_LOC_ACCESS_ERR", "IBV_WC_REM_INV_REQ_ERR", "IBV_WC_REM_ACCESS_ERR",
-                            "IBV_WC_REM_OP_ERR", "IBV_WC_RETRY_EXC_ERR", "IBV_WC_RNR_RETRY_EXC_ERR",
-                            "IBV_WC_LOC_RDD_VIOL_ERR", "IBV_WC_REM_INV_RD_REQ_ERR", "IBV_WC_REM_ABORT_ERR",
-                            "IBV_WC_INV_EECN_ERR", "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",
-                            "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR"};
-  return s < 22 ? n[s] : "IBV_WC_UNKNOWN";
+  const char* n = name_of(kWcStatusNames, s);
+  return n ? n : "IBV_WC_UNKNOWN";
 }
 
 Event& SessionImpl::emit(EventKind k, Handle dev, Handle obj, const char* obj_kind, std::string text) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/handle_map.h"
+#include "vl/names.h"
 #include "vl/session.h"
 #include "vl/wire.h"
 
@@ -37,14 +38,21 @@ constexpr uint64_t kVaBase = 0x7f0000000000ull;
 constexpr uint64_t kPage = 4096;
 constexpr uint32_t kMwIndexBase = 1u << 20;   // MR indices 1..2^20, MW indices above (rxe: disjoint ranges)
 
+// rxe_queue_init: a ring of 2^n slots holds 2^n - 1 entries; asked for n entries the queue has the smallest such
+// depth >= n (1 -> 1, 4 -> 7, 16 -> 31)
+inline uint32_t round_depth(uint32_t n) {
+  uint64_t slots = 1;
+  while (slots < uint64_t(n) + 1) slots <<= 1;
+  return static_cast<uint32_t>(slots - 1);
+}
+
 // PSN arithmetic (24 bit, WIRE.md 1.6)
 inline int32_t psn_cmp(uint32_t a, uint32_t b) { return static_cast<int32_t>((a - b) << 8); }
 inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & 0xFFFFFF; }
 
 struct Buffer { Handle h = 0; uint64_t va = 0, len = 0, span = 0; uint8_t* mem = nullptr; };
 
-enum class KeyState { Invalid, Free, Valid };
-inline const char* key_state_name(KeyState s) { return s == KeyState::Valid ? "valid" : s == KeyState::Free ? "free" : "invalid"; }
+inline const char* key_state_name(KeyState s) { const char* n = name_of(kKeyStateNames, uint32_t(s)); return n ? n : "unknown"; }
 
 struct Seg { uint64_t va; uint64_t len; };     // a piece of session memory (SG element of a fast-reg MR)
 struct Piece { uint8_t* p; uint64_t n; uint64_t va; };   // host pointer, length, session VA
@@ -105,6 +113,7 @@ struct SendWqe {
   bool local = false;                          // local op (no packets)
   uint32_t status = WC_SUCCESS;
   bool signaled = false;
+  const char* rule = nullptr;                  // Wc::rule of its completion
 };
 
 struct RespRes {                               // saved responder resource for READ / ATOMIC replay
@@ -139,6 +148,7 @@ struct Qp {
   uint32_t comp_psn = 0;                        // oldest unacknowledged PSN
   bool comm_est = false;
   bool started_retry = false;
+  const char* flush_rule = nullptr;             // Wc::rule of the flush completions (the rule that moved the QP to ERR)
   bool sqd_notify = false;                      // IBV_QP_EN_SQD_ASYNC_NOTIFY: raise SQ_DRAINED once drained                   // rxe comp.started_retry: one NAK-driven retry at a time
   // receive queue
   std::deque<RecvWr> rq;
@@ -203,6 +213,8 @@ class SessionImpl {
   Handle next_handle = 1;
   uint64_t next_va = kVaBase;
   std::map<uint64_t, Buffer> buffers_by_va;    // va -> buffer
+  uint64_t buffer_bytes = 0;                   // sum of the buffers' spans
+  uint64_t memory_limit = Session::kDefaultMemoryLimit;
   std::unordered_map<Handle, uint64_t> buffer_va;
   std::map<Handle, Device> devs;
   HandleMap<Pd> pds;
@@ -274,6 +286,7 @@ class SessionImpl {
 
   // ---- keys (mr.cpp)
   Device* dev(Handle h) { auto it = devs.find(h); return it == devs.end() ? nullptr : &it->second; }
+  const Profile& profile_of(Handle devh) const { return devs.at(devh).profile; }   // the device must exist
   Pd* pd(Handle h) { auto it = pds.find(h); return it == pds.end() ? nullptr : &it->second; }
   Mr* mr(Handle h) { auto it = mrs.find(h); return it == mrs.end() ? nullptr : &it->second; }
   Mw* mw(Handle h) { auto it = mws.find(h); return it == mws.end() ? nullptr : &it->second; }
@@ -313,6 +326,7 @@ class SessionImpl {
 
   // ---- transport (req.cpp / resp.cpp / comp.cpp)
   void schedule_req(Qp& q, uint64_t delay = 0);
+  bool fenced(const Qp& q, const SendWqe& w) const;   // rxe_wqe_is_fenced
   void req_run(Qp& q);
   void req_retry(Qp& q, uint32_t from_psn);
   void arm_ack_timer(Qp& q);
@@ -328,12 +342,13 @@ class SessionImpl {
   void comp_drain(Qp& q);
   void send_ack(Qp& q, uint8_t syndrome, uint32_t psn, Handle dst);
   wire::Framing framing(Handle src, Handle dst, uint16_t ip_id);
-  void nak(Qp& q, uint8_t code, uint32_t psn, Handle dst, const std::string& why, uint32_t recv_status);
+  void nak(Qp& q, uint8_t code, uint32_t psn, Handle dst, const std::string& why, uint32_t recv_status, const char* rule = nullptr);
   void send_read_responses(Qp& q, const RespRes& r, uint32_t from_psn, Handle dst);
   void duplicate(Qp& q, const wire::Packet& p, Handle src);
   void ud_receive(Qp& q, const wire::Packet& p, Handle src, uint16_t ip_id);
-  void complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t inv_rkey, bool solicited, uint32_t src_qp);
+  bool complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags, uint32_t inv_rkey, bool solicited, uint32_t src_qp, const char* rule = nullptr);
   uint32_t comp_psn_of(const Qp& q) const;
+  const char* op_rule = nullptr;                 // set by a local operation whose outcome a profile rule decided (req_run)
   std::vector<uint8_t> scratch;
   std::vector<std::vector<uint8_t>> pkt_pool;    // recycled packet buffers (no malloc/memset per packet)
   std::vector<Piece> pcs_scratch;

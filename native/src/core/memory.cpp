@@ -39,17 +39,27 @@ Result<BufferInfo> Session::alloc_buffer(uint64_t length) {
   if (length == 0) return rfail<BufferInfo>(EINVAL, "length: must be > 0");
   if (length > (256ull << 20)) return rfail<BufferInfo>(EINVAL, "length: larger than 256 MiB (the session's per-buffer limit)");
   uint64_t span = (length + kPage - 1) & ~(kPage - 1);
+  if (span > S.memory_limit - std::min(S.buffer_bytes, S.memory_limit))
+    return rfail<BufferInfo>(ENOMEM, "length: the session's buffers would take more than " +
+                                         std::to_string(S.memory_limit >> 20) + " MiB (its memory limit; " +
+                                         std::to_string(S.buffer_bytes >> 20) + " MiB in use)");
   void* mem = std::aligned_alloc(kPage, span);
   if (!mem) return rfail<BufferInfo>(ENOMEM, "length: out of host memory");
   std::memset(mem, 0, span);
   Buffer b;
   b.h = S.new_handle(); b.va = S.next_va; b.len = length; b.span = span; b.mem = static_cast<uint8_t*>(mem);
   S.next_va += span + kPage;   // guard page
+  S.buffer_bytes += span;
   S.buffers_by_va.emplace(b.va, b);
   S.buffer_va[b.h] = b.va;
   if (S.capture) { auto& e = S.emit(EventKind::ObjectCreated, 0, b.h, "buffer"); e.a = b.va; e.b = length; }
   BufferInfo bi{b.h, b.va, length};
   return rok(bi);
+}
+
+void Session::set_memory_limit(uint64_t bytes) {
+  auto lk_ = impl_->lock();
+  impl_->memory_limit = bytes;
 }
 
 Status Session::free_buffer(Handle buf) {
@@ -62,6 +72,7 @@ Status Session::free_buffer(Handle buf) {
     if (m.state != KeyState::Invalid && m.kind == "user" && m.addr < b.va + b.len && b.va < m.addr + m.length)
       return fail(EBUSY, "buf: still registered by MR lkey " + hex(m.lkey, 8));
   std::free(b.mem);
+  S.buffer_bytes -= b.span;
   S.buffers_by_va.erase(it->second);
   S.buffer_va.erase(it);
   S.emit_obj(EventKind::ObjectDestroyed, 0, buf, "buffer");

@@ -67,6 +67,10 @@ Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint3
   if (length > d.profile.max_mr_size) return rfail<MrInfo>(EINVAL, "length: larger than max_mr_size");
   if (!S.host(addr, length))
     return rfail<MrInfo>(EFAULT, "addr: range " + hex(addr) + "+" + std::to_string(length) + " is not inside one buffer");
+  // core ib_uverbs_reg_mr (every device): the iova must sit at the same offset in its page as the address
+  if (iova && !(access & ACCESS_ZERO_BASED) && (*iova & (kPage - 1)) != (addr & (kPage - 1)))
+    return rfail<MrInfo>(EINVAL, "iova: page offset " + hex(*iova & (kPage - 1)) + " differs from the address's " +
+                                     hex(addr & (kPage - 1)) + " (ib_uverbs_reg_mr)");
   if (d.n_mr >= d.profile.max_mr) return rfail<MrInfo>(ENOMEM, "max_mr (" + std::to_string(d.profile.max_mr) + ") reached");
   if (d.next_mr_index >= kMwIndexBase) return rfail<MrInfo>(ENOMEM, "MR key index space exhausted");
   Mr m;
@@ -83,7 +87,7 @@ Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint3
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr",
                      "MR lkey " + key_text(m.lkey) + " rkey " + key_text(m.rkey) + " [" + hex(addr) + ", +" + std::to_string(length) + ")");
-    e.a = m.lkey; e.b = m.rkey; e.c = addr; e.d = length;
+    e.a = m.lkey; e.b = m.rkey; e.c = addr; e.d = length; e.state(KeyState::Valid);
   }
   S.mrs.emplace(m.h, std::move(m));
   return rok(info);
@@ -99,8 +103,8 @@ Result<MrInfo> Session::rereg_mr(Handle mrh, uint32_t flags, Handle pdh, uint64_
   if (flags == 0 || (flags & ~7u)) return rfail<MrInfo>(EINVAL, "flags: must be a non-empty subset of CHANGE_TRANSLATION|CHANGE_PD|CHANGE_ACCESS");
   if (m->kind != "user") return rfail<MrInfo>(EINVAL, "mr: only user MRs can be re-registered");
   if (m->bound_mws) return rfail<MrInfo>(EBUSY, "mr: " + std::to_string(m->bound_mws) + " memory window(s) bound");
-  if ((flags & kTrans) && d.profile.name == "rxe")
-    return rfail<MrInfo>(EOPNOTSUPP, "flags: rxe supports only CHANGE_PD and CHANGE_ACCESS");
+  if ((flags & kTrans) && d.profile.rereg_pd_access_only)
+    return rfail<MrInfo>(EOPNOTSUPP, "flags: rxe supports only CHANGE_PD and CHANGE_ACCESS (rxe_rereg_user_mr)");
   Pd* np = nullptr;
   if (flags & kPd) {
     np = S.pd(pdh);
@@ -127,12 +131,15 @@ Result<MrInfo> Session::rereg_mr(Handle mrh, uint32_t flags, Handle pdh, uint64_
   if (flags & kTrans) { m->addr = addr; m->length = length; m->iova = addr; }
   if (m->zero_based) m->iova = 0;
   else if (flags & kAcc && m->iova == 0) m->iova = m->addr;
-  uint8_t kb = S.new_key_byte(d, m->lkey & 0xff, false);    // key byte advances on re-registration
-  m->lkey = m->rkey = (m->index << 8) | kb;
+  // rxe_rereg_user_mr changes the PD / access in place: the keys stay. Otherwise the key byte advances
+  // (ibv_rereg_mr(3): the lkey and rkey may change; the caller must use the new ones).
+  const bool new_key = !d.profile.rereg_pd_access_only;
+  if (new_key) m->lkey = m->rkey = (m->index << 8) | S.new_key_byte(d, m->lkey & 0xff, false);
   m->state = KeyState::Valid;
   if (S.capture) {
-    auto& e = S.emit(EventKind::ObjectModified, m->dev, m->h, "mr", "MR re-registered, key now " + key_text(m->lkey));
-    e.a = m->lkey; e.b = m->rkey; e.c = flags;
+    auto& e = S.emit(EventKind::ObjectModified, m->dev, m->h, "mr",
+                     std::string("MR re-registered, key ") + (new_key ? "now " : "kept ") + key_text(m->lkey));
+    e.a = m->lkey; e.b = m->rkey; e.c = flags; e.why(Change::Rereg).state(KeyState::Valid);
   }
   return rok(S.mr_info(*m));
 }
@@ -142,12 +149,15 @@ Status Session::dereg_mr(Handle mrh) {
   auto& S = *impl_;
   Mr* m = S.mr(mrh);
   if (!m) return fail(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
-  if (m->bound_mws) return fail(EBUSY, "mr: " + std::to_string(m->bound_mws) + " memory window(s) still bound to MR " + key_text(m->lkey));
   Device& d = *S.dev(m->dev);
+  // IBA 10.6.7.2.6: an MR with bound windows cannot be deregistered; rxe_dereg_mr says so with EINVAL
+  if (m->bound_mws)
+    return fail(static_cast<int>(d.profile.dereg_bound_mr_errno),
+                "mr: " + std::to_string(m->bound_mws) + " memory window(s) still bound to MR " + key_text(m->lkey));
   d.mr_by_index.erase(m->index);
   d.n_mr--;
   S.pd(m->pd)->users--;
-  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, m->dev, mrh, "mr", "MR " + key_text(m->lkey)); e.a = m->lkey; }
+  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, m->dev, mrh, "mr", "MR " + key_text(m->lkey)); e.a = m->lkey; e.state(KeyState::Invalid); }
   S.mrs.erase(mrh);
   return ok();
 }
@@ -176,7 +186,7 @@ Result<MrInfo> Session::alloc_mr(Handle pdh, uint32_t max_num_sg, bool indirect)
   MrInfo info = S.mr_info(m);
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr", std::string(m.kind) + " MR " + key_text(m.lkey) + " (free)");
-    e.a = m.lkey; e.b = m.rkey; e.c = max_num_sg;
+    e.a = m.lkey; e.b = m.rkey; e.c = max_num_sg; e.state(KeyState::Free);
   }
   S.mrs.emplace(m.h, std::move(m));
   return rok(info);
@@ -215,7 +225,7 @@ Result<uint32_t> Session::map_mr_sg(Handle mrh, const std::vector<Sge>& sg, uint
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectModified, m->dev, m->h, "mr",
                      "map_mr_sg: " + std::to_string(n) + " of " + std::to_string(sg.size()) + " element(s) mapped");
-    e.a = n; e.b = sg.size(); e.c = m->iova; e.d = m->length;
+    e.a = n; e.b = sg.size(); e.c = m->iova; e.d = m->length; e.why(Change::MapMrSg).state(m->state);
   }
   return rok(n);
 }

@@ -34,7 +34,7 @@ Result<MwInfo> Session::alloc_mw(Handle pdh, uint32_t type) {
   MwInfo info = S.mw_info(w);
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectCreated, w.dev, w.h, "mw", "MW type " + std::to_string(type) + " rkey " + key_text(w.rkey));
-    e.a = w.rkey; e.b = type;
+    e.a = w.rkey; e.b = type; e.state(w.state);
   }
   S.mws.emplace(w.h, std::move(w));
   return rok(info);
@@ -50,7 +50,7 @@ Status Session::dealloc_mw(Handle mwh) {
   d.mw_by_index.erase(w->index);
   d.n_mw--;
   S.pd(w->pd)->users--;
-  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, w->dev, mwh, "mw", "MW rkey " + key_text(w->rkey)); e.a = w->rkey; }
+  if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, w->dev, mwh, "mw", "MW rkey " + key_text(w->rkey)); e.a = w->rkey; e.state(KeyState::Invalid); }
   S.mws.erase(mwh);
   return ok();
 }
@@ -71,7 +71,10 @@ Result<uint32_t> Session::bind_mw(Handle qph, Handle mwh, uint64_t wr_id, uint32
   Mw* w = S.mw(mwh);
   if (!w) return rfail<uint32_t>(ENOENT, "mw: no MW with handle " + std::to_string(mwh));
   if (w->type != MW_TYPE_1) return rfail<uint32_t>(EINVAL, "mw: ibv_bind_mw binds type 1 windows only (use a BIND_MW work request)");
-  if (length && !mrh) return rfail<uint32_t>(EINVAL, "mr: a non-zero length bind needs an MR");
+  // rdma-core rxe_bind_mw (and mlx5_bind_mw): refused before anything is posted
+  if (!mrh && (addr || length)) return rfail<uint32_t>(EINVAL, "mr: a bind with an address or a length needs an MR");
+  if (access & ACCESS_ZERO_BASED)
+    return rfail<uint32_t>(EINVAL, "access: ibv_bind_mw refuses IBV_ACCESS_ZERO_BASED (type 1 windows are never zero-based)");
   if (mrh) {
     Mr* m = S.mr(mrh);
     if (!m) return rfail<uint32_t>(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
@@ -126,7 +129,7 @@ Status SessionImpl::do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mrh, uint
     auto& e = emit(EventKind::ObjectModified, w.dev, w.h, "mw",
                    "MW bound: rkey " + key_text(w.rkey) + " [" + hex(addr) + ", +" + std::to_string(length) + ")" +
                        (w.type == MW_TYPE_2 ? " to QP " + hex(q.qpn) : ""));
-    e.a = w.rkey; e.b = addr; e.c = length; e.d = access;
+    e.a = w.rkey; e.b = addr; e.c = length; e.d = access; e.why(Change::Bind).state(KeyState::Valid);
   }
   return ok();
 }
@@ -141,19 +144,22 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
     if (w->type == MW_TYPE_1) return fail(EINVAL, "invalidate " + key_text(key) + ": type 1 windows cannot be invalidated (o10-37.2.26)");
     if (w->mr) if (Mr* m = mr(w->mr)) m->bound_mws--;
     w->mr = 0; w->qp = 0; w->access = 0; w->addr = 0; w->length = 0; w->state = KeyState::Free;
-    if (capture) { auto& e = emit(EventKind::ObjectModified, w->dev, w->h, "mw", std::string(remote ? "remote" : "local") + " invalidate: MW " + key_text(key) + " free"); e.a = key; }
+    if (capture) { auto& e = emit(EventKind::ObjectModified, w->dev, w->h, "mw", std::string(remote ? "remote" : "local") + " invalidate: MW " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
     return ok();
   }
-  (void)d;
   Mr* m = mr_by_key(q.dev, key);
   if (!m) return fail(EINVAL, "invalidate " + key_text(key) + ": no MR with that index");
   if (m->rkey != key && m->lkey != key) return fail(EINVAL, "invalidate " + key_text(key) + ": key byte " + hex(key & 0xff, 2) + " != " + hex(m->rkey & 0xff, 2));
   if (m->bound_mws) return fail(EINVAL, "invalidate " + key_text(key) + ": MR has bound windows");
   if (m->kind == "user") return fail(EINVAL, "invalidate " + key_text(key) + ": user MRs cannot be invalidated (not a fast-reg MR)");
-  if (m->pd != q.pd) return fail(EINVAL, "invalidate " + key_text(key) + ": PD mismatch");
+  // rxe_invalidate_mr has no PD check (profile flag invalidate_checks_pd off); the IBA requires the QP's PD
+  if (m->pd != q.pd) {
+    op_rule = "invalidateChecksPd";                // the outcome (refused or not) is this profile rule's
+    if (d.profile.invalidate_checks_pd) return fail(EINVAL, "invalidate " + key_text(key) + ": PD mismatch");
+  }
   // siw (iWARP profile) has no state check: invalidating a FREE STag succeeds; rxe does the same for MRs
   m->state = KeyState::Free;
-  if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", std::string(remote ? "remote" : "local") + " invalidate: MR " + key_text(key) + " free"); e.a = key; }
+  if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", std::string(remote ? "remote" : "local") + " invalidate: MR " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
   return ok();
 }
 
@@ -165,14 +171,18 @@ Status SessionImpl::do_reg_mr_wr(Qp& q, Handle mrh, uint32_t key, uint32_t acces
   if (m->pd != q.pd) return fail(EINVAL, "reg_mr: QP PD differs from the MR PD");
   if ((key >> 8) != m->index) return fail(EINVAL, "reg_mr: key " + key_text(key) + " index differs from the MR index " + hex(m->index));
   if (!m->mapped) return fail(EINVAL, "reg_mr: MR was not mapped (map_mr_sg)");
-  if ((access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC)) && !(access & ACCESS_LOCAL_WRITE))
-    return fail(EINVAL, "reg_mr: REMOTE_WRITE/REMOTE_ATOMIC require LOCAL_WRITE");
+  // remote write / atomic need local write (the rule ib_check_mr_access applies to ibv_reg_mr, IBA 10.6.3.1); rxe's
+  // rxe_reg_fast_mr takes any access (profile flag reg_mr_wr_checks_access off)
+  if ((access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC)) && !(access & ACCESS_LOCAL_WRITE)) {
+    op_rule = "regMrWrChecksAccess";
+    if (profile_of(q.dev).reg_mr_wr_checks_access) return fail(EINVAL, "reg_mr: REMOTE_WRITE/REMOTE_ATOMIC require LOCAL_WRITE");
+  }
   m->lkey = m->rkey = key;
   m->access = access & (ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC | ACCESS_MW_BIND);
   m->state = KeyState::Valid;
   if (capture) {
     auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", "REG_MR: MR " + key_text(key) + " valid [" + hex(m->iova) + ", +" + std::to_string(m->length) + ")");
-    e.a = key; e.b = m->iova; e.c = m->length; e.d = access;
+    e.a = key; e.b = m->iova; e.c = m->length; e.d = access; e.why(Change::RegMrWr).state(KeyState::Valid);
   }
   return ok();
 }

@@ -43,21 +43,21 @@ void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
     if (r_loss < faults.loss) {
       if (capture) {
         auto& e = emit(EventKind::Fault, src, 0, "packet", std::string("loss: ") + wire::opcode_name(p.opcode) + " PSN " + std::to_string(p.psn));
-        e.a = 0; e.b = p.dest_qp; e.c = p.psn; e.d = dst;
+        e.a = uint64_t(FaultKind::Loss); e.b = p.dest_qp; e.c = p.psn; e.d = dst;
       }
       return;
     }
     if (r_reo < faults.reorder) {
       t += 3 * wire_latency_ns + (fault_rng() % 4) * wire_latency_ns;
-      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "reorder: PSN " + std::to_string(p.psn)); e.a = 2; e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "reorder: PSN " + std::to_string(p.psn)); e.a = uint64_t(FaultKind::Reorder); e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
     }
     if (r_del < faults.delay) {
       t += faults.delay_ns;
-      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "delay: PSN " + std::to_string(p.psn)); e.a = 3; e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "delay: PSN " + std::to_string(p.psn)); e.a = uint64_t(FaultKind::Delay); e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
     }
     if (r_dup < faults.duplicate) {
       dup = true;
-      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = 1; e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
+      if (capture) { auto& e = emit(EventKind::Fault, src, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = uint64_t(FaultKind::Duplicate); e.b = p.dest_qp; e.c = p.psn; e.d = dst; }
     }
   }
   a.t = t;

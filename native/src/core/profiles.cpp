@@ -1,4 +1,6 @@
 // Built-in device profiles (VERBS.md §2.6, §12.8). Values follow rxe_param.h, mlx5, siw.
+#include <cerrno>
+
 #include "core/impl.h"
 
 namespace vl {
@@ -22,6 +24,11 @@ const std::vector<Profile>& builtin_profiles() {
     rxe.max_mr_size = ~0ull; rxe.page_size_cap = 0xfffff000ull; rxe.active_mtu = MTU_1024;
     rxe.indirect_reg = false; rxe.zero_based_mr = false; rxe.read_with_inv = false; rxe.lkey_eq_rkey = true;
     rxe.key_byte_policy = "random";
+    // rxe where it differs from the IBA / ConnectX (session.h, docs/rxe-conformance.md)
+    rxe.local_inv_waits_all = true; rxe.recv_cq_overflow_no_ack = true; rxe.send_cq_overflow_keeps_rts = true;
+    rxe.error_wc_not_solicited = true; rxe.rereg_pd_access_only = true; rxe.round_queue_depths = true;
+    rxe.wc_flags_rxe = true; rxe.dereg_bound_mr_errno = EINVAL; rxe.local_key_error_status = WC_LOC_QP_OP_ERR;
+    rxe.recv_too_small_is_malformed = true; rxe.invalidate_checks_pd = false; rxe.reg_mr_wr_checks_access = false;
     v.push_back(rxe);
 
     Profile cx;

@@ -1,5 +1,6 @@
 // Queue pairs (rxe_qp.c, core ib_modify_qp_is_ok): creation, the state machine with per-transition
 // required/optional attribute masks, address handles, post-time validation of work requests.
+#include <algorithm>
 #include <cerrno>
 
 #include "core/impl.h"
@@ -118,6 +119,17 @@ Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
   if (d.n_qp >= pr.max_qp) return rfail<QpInfo>(ENOMEM, "max_qp reached");
   Qp q;
   q.h = S.new_handle(); q.pd = pdh; q.dev = p->dev; q.qpn = d.next_qpn++; q.init = a; q.init.pd = pdh;
+  if (pr.round_queue_depths) {
+    // rxe_qp_init_req / rxe_qp_init_resp: ring depths 2^n - 1 (rxe_queue_init); one send WQE holds
+    // max(max_send_sge * sizeof(struct ib_sge), max_inline_data) bytes after its header, and both caps are read back
+    // from that size; the granted caps are returned to the caller
+    QpCap& g = q.init.cap;
+    g.max_send_wr = round_depth(g.max_send_wr);
+    if (!a.srq) g.max_recv_wr = round_depth(g.max_recv_wr);
+    const uint32_t wqe_bytes = std::max(g.max_send_sge * 16, g.max_inline_data);
+    g.max_send_sge = wqe_bytes / 16;
+    g.max_inline_data = wqe_bytes;
+  }
   q.state = QPS_RESET;
   d.qp_by_qpn[q.qpn] = q.h;
   d.n_qp++; p->users++;
@@ -176,7 +188,7 @@ static void reset_qp(Qp& q) {
   q.sq.clear(); q.rq.clear(); q.req_idx = 0; q.req_offset = 0; q.rd_atomic_outstanding = 0;
   q.timer_gen++; q.timer_armed = false; q.rnr_wait = false; q.pkts_since_ack = 0;
   q.resp_last_opcode = 0xFF; q.nak_sent = false; q.uc_drop = false; q.have_wqe = false; q.msn = 0;
-  q.w_remaining = 0; q.res.clear(); q.res_next = 0;
+  q.w_remaining = 0; q.res.clear(); q.res_next = 0; q.flush_rule = nullptr;
 }
 
 Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
@@ -250,7 +262,7 @@ Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
     if (next == QPS_SQD) { q.sqd_notify = mask & QP_EN_SQD_ASYNC_NOTIFY; S.check_sq_drained(q); }
   } else if (S.capture) {
     auto& e = S.emit(EventKind::ObjectModified, q.dev, q.h, "qp", "modify_qp " + mask_names(mask));
-    e.a = mask;
+    e.a = mask; e.why(Change::ModifyQp);
   }
   return ok();
 }
@@ -275,6 +287,10 @@ Status Session::destroy_qp(Handle qph) {
     if (w.qp == qph && w.type == MW_TYPE_2 && w.state == KeyState::Valid) {   // type 2 windows die with their QP
       if (Mr* m = S.mr(w.mr)) m->bound_mws--;
       w.mr = 0; w.qp = 0; w.length = 0; w.state = KeyState::Free;
+      if (S.capture) {   // the key table must see it: the window is FREE now, its rkey unusable
+        auto& e = S.emit(EventKind::ObjectModified, w.dev, h, "mw", "QP " + hex(q->qpn) + " destroyed: MW " + key_text(w.rkey) + " free");
+        e.a = w.rkey; e.why(Change::QpDestroyed).state(KeyState::Free);
+      }
     }
   Device& d = *S.dev(q->dev);
   d.qp_by_qpn.erase(q->qpn);

@@ -11,6 +11,19 @@ static constexpr uint32_t kMaxPktPerAck = 64;      // rxe RXE_MAX_PKT_PER_ACK
 
 static bool is_read_or_atomic(uint32_t op) { return op == WR_RDMA_READ || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD; }
 
+// rxe_req.c rxe_wqe_is_fenced (upstream since the 2022 fencing fix). IBA 10.8.3.3: a WR with the fence indicator
+// does not start until every earlier RDMA READ and atomic has completed (earlier SENDs / WRITEs do not hold it).
+// IBA 10.6.5.1's Local Invalidate Fence (every earlier WR complete) is what rxe applies to every LOCAL_INV, fenced
+// or not (profile flag local_inv_waits_all); without it a LOCAL_INV runs in SQ order like any local operation.
+// sq holds only uncompleted WQEs, so "every earlier WQE completed" is req_idx == 0.
+bool SessionImpl::fenced(const Qp& q, const SendWqe& w) const {
+  if (w.wr.opcode == WR_LOCAL_INV && profile_of(q.dev).local_inv_waits_all) return q.req_idx > 0;
+  if (!(w.wr.send_flags & SEND_FENCE)) return false;
+  for (size_t i = 0; i < q.req_idx && i < q.sq.size(); i++)
+    if (is_read_or_atomic(q.sq[i].wr.opcode) && q.sq[i].state != WqeState::Done) return true;
+  return false;
+}
+
 void SessionImpl::schedule_req(Qp& q, uint64_t delay) {
   if (q.req_scheduled) return;
   q.req_scheduled = true;
@@ -54,12 +67,13 @@ void SessionImpl::req_run(Qp& q) {
   if (w.state == WqeState::Done) { q.req_idx++; if (q.req_idx < q.sq.size()) schedule_req(q); return; }   // already-done local op after a retry
   if (w.state == WqeState::Posted && q.req_offset == 0) {
     if (q.state == QPS_SQD) return;                // drained: start nothing new
-    if ((w.wr.send_flags & SEND_FENCE) && q.req_idx > 0) return;   // rxe: wait until every earlier WQE completed
+    if (fenced(q, w)) return;                      // comp_drain reschedules the requester as WQEs complete
   }
   // ---- local operations: no packets, complete in SQ order
   if (w.local) {
     Status st;
     uint32_t bad = WC_LOC_QP_OP_ERR;
+    op_rule = nullptr;
     if (op == WR_BIND_MW) {
       bad = WC_MW_BIND_ERR;
       Mw* m = mw(w.wr.mw);
@@ -76,6 +90,7 @@ void SessionImpl::req_run(Qp& q) {
     }
     if (st.ok()) w.state = WqeState::Done;
     else { w.state = WqeState::Error; w.status = bad; }
+    w.rule = op_rule;                              // a profile rule decided the outcome (invalidate PD, REG_MR access)
     q.req_idx++;
     comp_drain(q);
     if (q.req_idx < q.sq.size()) schedule_req(q);
@@ -95,7 +110,7 @@ void SessionImpl::req_run(Qp& q) {
       std::string why;
       if (!copy_from_sges(q.pd, w.wr.sg_list, 0, scratch.data(), w.length, why)) {
         if (capture) emit(EventKind::KeyCheck, q.dev, q.h, "qp", why).ok = false;
-        w.state = WqeState::Error; w.status = WC_LOC_PROT_ERR; q.req_idx++; comp_drain(q); return;
+        w.state = WqeState::Error; w.status = profile_of(q.dev).local_key_error_status; w.rule = "localKeyErrorStatus"; q.req_idx++; comp_drain(q); return;
       }
       data = scratch.data();
     }
@@ -179,7 +194,11 @@ void SessionImpl::req_run(Qp& q) {
         std::string why;
         if (!copy_from_sges(q.pd, w.wr.sg_list, off, scratch.data(), n, why)) {
           if (capture) { auto& e = emit(EventKind::KeyCheck, q.dev, q.h, "qp", why); e.ok = false; e.a = w.wr.wr_id; }
-          w.state = WqeState::Error; w.status = WC_LOC_PROT_ERR; q.req_idx++; q.req_offset = 0;
+          // rxe_req.c: finish_packet's copy_data returns -EINVAL for a bad lkey, a PD mismatch or a range outside
+          // the MR, and only -EFAULT maps to IBV_WC_LOC_PROT_ERR, so rxe reports IBV_WC_LOC_QP_OP_ERR; the IBA /
+          // ConnectX report IBV_WC_LOC_PROT_ERR (profile value local_key_error_status)
+          w.state = WqeState::Error; w.status = profile_of(q.dev).local_key_error_status; w.rule = "localKeyErrorStatus";
+          q.req_idx++; q.req_offset = 0;
           comp_drain(q);
           return;
         }
@@ -225,7 +244,7 @@ void SessionImpl::req_retry(Qp& q, uint32_t from_psn) {
   q.req_idx = k; q.req_offset = off; q.req_psn = psn; q.pkts_since_ack = 0;
   if (capture) {
     auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "retransmit from PSN " + std::to_string(psn));
-    e.a = 3; e.b = psn; e.c = w.wr.wr_id; e.d = q.retry_left;
+    e.a = uint64_t(TimerReason::Retransmit); e.b = psn; e.c = w.wr.wr_id; e.d = q.retry_left;
   }
   arm_ack_timer(q);
   schedule_req(q);
@@ -249,7 +268,7 @@ void SessionImpl::on_ack_timer(Qp& q, uint64_t gen) {
     if (q.sq[i].state == WqeState::Pending || q.sq[i].state == WqeState::Processing) outstanding = true;
   if (q.req_idx < q.sq.size() && q.req_offset) outstanding = true;
   if (!outstanding) return;
-  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "ACK timeout, retry_cnt left " + std::to_string(q.retry_left)); e.a = 0; e.b = q.retry_left; }
+  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "ACK timeout, retry_cnt left " + std::to_string(q.retry_left)); e.a = uint64_t(TimerReason::AckTimeout); e.b = q.retry_left; }
   if (q.retry_left == 0) {
     size_t k = 0;
     while (k < q.sq.size() && q.sq[k].state == WqeState::Done) k++;
@@ -266,7 +285,7 @@ void SessionImpl::on_rnr_timer(Qp& q, uint64_t gen) {
   if (gen != q.timer_gen || !q.rnr_wait) return;
   q.rnr_wait = false;
   if (q.state != QPS_RTS && q.state != QPS_SQD) return;
-  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR timer expired"); e.a = 2; }
+  if (capture) { auto& e = emit(EventKind::Timer, q.dev, q.h, "qp", "RNR timer expired"); e.a = uint64_t(TimerReason::RnrExpired); }
   req_retry(q, q.comp_psn);
 }
 

@@ -16,10 +16,15 @@ void SessionImpl::send_ack(Qp& q, uint8_t syndrome, uint32_t psn, Handle dst) {
   send_packet(q, a, dst);
 }
 
-void SessionImpl::complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags,
-                                uint32_t inv_rkey, bool solicited, uint32_t src_qp) {
-  if (!q.have_wqe) return;
+// false when the receive CQ had no room (IBV_EVENT_CQ_ERR raised, the QP moved to error): the caller sends no ACK on
+// a profile with recv_cq_overflow_no_ack (rxe_resp.c do_complete returns RESPST_ERR_CQ_OVERFLOW before the ACK)
+bool SessionImpl::complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_t byte_len, uint32_t imm, uint32_t flags,
+                                uint32_t inv_rkey, bool solicited, uint32_t src_qp, const char* rule) {
+  if (!q.have_wqe) return true;
+  // rxe_resp.c do_complete: every successful completion on a user CQ carries IBV_WC_GRH (RC and UC too)
+  if (status == WC_SUCCESS && profile_of(q.dev).wc_flags_rxe && !(flags & WC_GRH)) { flags |= WC_GRH; if (!rule) rule = "wcFlagsRxe"; }
   Wc wc;
+  wc.rule = rule;
   wc.wr_id = q.cur_wqe.wr_id; wc.status = status; wc.opcode = opcode; wc.byte_len = byte_len; wc.qp_num = q.qpn;
   wc.src_qp = src_qp; wc.wc_flags = flags;
   wc.imm_data = imm; wc.invalidated_rkey = inv_rkey;
@@ -29,17 +34,18 @@ void SessionImpl::complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_
     e.wc = wc; e.a = wc.wr_id; e.b = status; e.c = opcode; e.d = 1;
   }
   if (Cq* c = cq(q.init.recv_cq))
-    if (!cq_post(*c, wc, solicited || status != WC_SUCCESS, q.h)) qp_to_error(q, "receive CQ overrun (class G)");
+    if (!cq_post(*c, wc, solicited, q.h)) { qp_to_error(q, "receive CQ overrun (class G)"); return false; }
+  return true;
 }
 
 // class A / C errors: NAK (RC), the held receive WQE completes with recv_status, responder QP -> error
-void SessionImpl::nak(Qp& q, uint8_t code, uint32_t psn, Handle dst, const std::string& why, uint32_t recv_status) {
+void SessionImpl::nak(Qp& q, uint8_t code, uint32_t psn, Handle dst, const std::string& why, uint32_t recv_status, const char* rule) {
   if (capture) {
     auto& e = emit(EventKind::Log, q.dev, q.h, "qp", "responder error: " + why);
     e.a = code; e.b = psn;
   }
   if (q.init.qp_type == QPT_RC) send_ack(q, static_cast<uint8_t>(0x60 | code), psn, dst);
-  if (q.have_wqe) complete_recv(q, recv_status, WC_RECV, 0, 0, 0, 0, true, 0);
+  if (q.have_wqe) complete_recv(q, recv_status, WC_RECV, 0, 0, 0, 0, false, 0, rule);
   qp_to_error(q, why);
 }
 
@@ -283,14 +289,23 @@ void SessionImpl::responder(Qp& q, const Packet& p, Handle src) {
     std::string why;
     int r = copy_to_sges(q.pd, q.dev, q.cur_wqe.sg_list, q.cur_recv_off, p.payload, p.payload_len, why);
     if (r == -2) {
-      if (rc) return nak(q, NAK_INVALID_REQUEST, p.psn, src, why, WC_REM_INV_REQ_ERR);
-      complete_recv(q, WC_LOC_LEN_ERR, WC_RECV, 0, 0, 0, 0, true, 0);
+      // rxe: copy_data returns -EINVAL for a message longer than the WQE, which send_data_in treats as a malformed
+      // WQE (class A: NAK remote operational error, receive IBV_WC_LOC_QP_OP_ERR, QP to error; UC: no NAK). The
+      // IBA / ConnectX: NAK invalid request, the receive completes with IBV_WC_LOC_LEN_ERR.
+      if (profile_of(q.dev).recv_too_small_is_malformed) {
+        if (rc) return nak(q, NAK_REMOTE_OP_ERROR, p.psn, src, "malformed receive WQE: " + why, WC_LOC_QP_OP_ERR, "recvTooSmallIsMalformed");
+        complete_recv(q, WC_LOC_QP_OP_ERR, WC_RECV, 0, 0, 0, 0, false, 0, "recvTooSmallIsMalformed");
+        qp_to_error(q, "malformed receive WQE: " + why);
+        return;
+      }
+      if (rc) return nak(q, NAK_INVALID_REQUEST, p.psn, src, why, WC_LOC_LEN_ERR, "recvTooSmallIsMalformed");
+      complete_recv(q, WC_LOC_LEN_ERR, WC_RECV, 0, 0, 0, 0, false, 0, "recvTooSmallIsMalformed");
       return uc_fail(why);
     }
     if (r == -1) {
       if (capture) { auto& e = emit(EventKind::KeyCheck, q.dev, q.h, "qp", why); e.ok = false; }
       if (rc) return nak(q, NAK_REMOTE_OP_ERROR, p.psn, src, "malformed receive WQE: " + why, WC_LOC_QP_OP_ERR);
-      complete_recv(q, WC_LOC_QP_OP_ERR, WC_RECV, 0, 0, 0, 0, true, 0);
+      complete_recv(q, WC_LOC_QP_OP_ERR, WC_RECV, 0, 0, 0, 0, false, 0);
       qp_to_error(q, "malformed receive WQE: " + why);
       return;
     }
@@ -348,6 +363,7 @@ void SessionImpl::responder(Qp& q, const Packet& p, Handle src) {
     if (m & H_SEND) {
       uint32_t flags = 0, inv = 0, imm = 0;
       uint32_t status = WC_SUCCESS;
+      op_rule = nullptr;                           // invalidate_key names the profile rule it applied, if any
       if (m & H_IMMDT) { flags |= WC_WITH_IMM; imm = p.immdt; }
       if (m & H_IETH) {
         Status st = invalidate_key(q, p.ieth_rkey, true);
@@ -358,13 +374,17 @@ void SessionImpl::responder(Qp& q, const Packet& p, Handle src) {
           status = WC_REM_INV_REQ_ERR;
         }
       }
-      complete_recv(q, status, WC_RECV, static_cast<uint32_t>(q.cur_recv_off), imm, flags, inv, p.se, 0);
+      const bool posted = complete_recv(q, status, WC_RECV, static_cast<uint32_t>(q.cur_recv_off), imm, flags, inv, p.se, 0,
+                                        (m & H_IETH) ? op_rule : nullptr);
+      if (!posted && profile_of(q.dev).recv_cq_overflow_no_ack) return;   // the requester retries into an ERR QP
       if (rc && p.ack_req) send_ack(q, kAckSyndrome, p.psn, src);
       if (status != WC_SUCCESS) qp_to_error(q, "SEND_WITH_INV: " + std::string(wc_status_name(status)));
       return;
     }
     if ((m & H_WRITE) && (m & H_IMMDT))
-      complete_recv(q, WC_SUCCESS, WC_RECV_RDMA_WITH_IMM, static_cast<uint32_t>(q.w_len), p.immdt, WC_WITH_IMM, 0, p.se, 0);
+      if (!complete_recv(q, WC_SUCCESS, WC_RECV_RDMA_WITH_IMM, static_cast<uint32_t>(q.w_len), p.immdt, WC_WITH_IMM, 0, p.se, 0) &&
+          profile_of(q.dev).recv_cq_overflow_no_ack)
+        return;
   }
   if (rc && p.ack_req) send_ack(q, kAckSyndrome, p.psn, src);
 }

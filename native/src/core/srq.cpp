@@ -30,7 +30,7 @@ Status Session::modify_srq(Handle srqh, uint32_t srq_limit) {
   if (!s) return fail(ENOENT, "srq: no SRQ with handle " + std::to_string(srqh));
   if (srq_limit > s->max_wr) return fail(EINVAL, "srq_limit: larger than max_wr (" + std::to_string(s->max_wr) + ")");
   s->limit = srq_limit;
-  if (S.capture) { auto& e = S.emit(EventKind::ObjectModified, s->dev, srqh, "srq", "srq_limit " + std::to_string(srq_limit) + " armed"); e.a = srq_limit; }
+  if (S.capture) { auto& e = S.emit(EventKind::ObjectModified, s->dev, srqh, "srq", "srq_limit " + std::to_string(srq_limit) + " armed"); e.a = srq_limit; e.why(Change::ModifySrq); }
   return ok();
 }
 

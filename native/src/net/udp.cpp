@@ -387,7 +387,7 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
     std::string where;
     for (auto& k : t->socks_) where += (where.empty() ? "" : ", ") + std::string("[") + ip_text(k.ip) + "]:" + std::to_string(t->port_);
     auto& e = S.emit(EventKind::ObjectModified, devh, devh, "device", "device " + d->name + " on the network: " + t->ifname_ + " " + where);
-    e.a = t->port_; e.b = t->peer_port_; e.c = gids.size(); e.d = mtu;
+    e.a = t->port_; e.b = t->peer_port_; e.c = gids.size(); e.d = mtu; e.why(Change::NetAttach);
   }
   R r;
   r.value = std::move(t);
@@ -444,14 +444,14 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p) {
       stats_.tx_injected_loss++;
       if (S_.capture) {
         auto& e = S_.emit(EventKind::Fault, dev_, 0, "packet", std::string("loss: ") + wire::opcode_name(p.opcode) + " PSN " + std::to_string(p.psn));
-        e.a = 0; e.b = p.dest_qp; e.c = p.psn; e.d = 0;
+        e.a = uint64_t(FaultKind::Loss); e.b = p.dest_qp; e.c = p.psn; e.d = 0;
       }
       return;
     }
     if (r_dup < S_.faults.duplicate) {
       copies = 2;
       stats_.tx_injected_dup++;
-      if (S_.capture) { auto& e = S_.emit(EventKind::Fault, dev_, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = 1; e.c = p.psn; e.d = 0; }
+      if (S_.capture) { auto& e = S_.emit(EventKind::Fault, dev_, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = uint64_t(FaultKind::Duplicate); e.c = p.psn; e.d = 0; }
     }
   }
   wire::Framing f = framing_for(k, peer, port_, peer_port_);

@@ -1,14 +1,8 @@
 // Header: host status with restart, navigation between panels (arrow keys move between tabs), theme toggle.
 import { useRef, type KeyboardEvent } from 'react';
 import { useConsole } from '../store/context.tsx';
-import type { PanelId } from '../store/store.ts';
+import { usePanels } from '../panels/registry.ts';
 import { ErrorMessage } from './ui.tsx';
-
-const PANELS: { id: PanelId; label: string }[] = [
-  { id: 'devices', label: 'Devices' }, { id: 'memory', label: 'Memory & keys' }, { id: 'queues', label: 'Queues' },
-  { id: 'wire', label: 'Wire' }, { id: 'events', label: 'Events' }, { id: 'run', label: 'Run & faults' },
-  { id: 'scenario', label: 'Scenario' }, { id: 'sg', label: 'Lab: scatter lists' },
-];
 
 export function HostStatus() {
   const host = useConsole((s) => s.host);
@@ -36,6 +30,7 @@ export function Header() {
   const setPanel = useConsole((s) => s.setPanel);
   const theme = useConsole((s) => s.theme);
   const setTheme = useConsole((s) => s.setTheme);
+  const PANELS = usePanels();
   const refs = useRef<(HTMLButtonElement | null)[]>([]);
   const onKey = (e: KeyboardEvent, i: number) => {
     const n = e.key === 'ArrowRight' ? i + 1 : e.key === 'ArrowLeft' ? i - 1 : e.key === 'Home' ? 0 : e.key === 'End' ? PANELS.length - 1 : null;
@@ -52,7 +47,7 @@ export function Header() {
           <button key={p.id} id={`tab-${p.id}`} role="tab" type="button" aria-selected={panel === p.id} aria-controls="panel"
             tabIndex={panel === p.id ? 0 : -1} ref={(el) => { refs.current[i] = el; }}
             data-testid={`nav-${p.id}`} className={panel === p.id ? 'tab active' : 'tab'}
-            onClick={() => setPanel(p.id)} onKeyDown={(e) => onKey(e, i)}>{p.label}</button>
+            onClick={() => setPanel(p.id)} onKeyDown={(e) => onKey(e, i)}>{p.icon ? <span aria-hidden="true">{p.icon} </span> : null}{p.title}</button>
         ))}
       </nav>
       <HostStatus />

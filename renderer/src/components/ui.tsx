@@ -3,10 +3,13 @@ import type { ReactNode } from 'react';
 import { useConsole } from '../store/context.tsx';
 
 /** Shows the error filed under `form` (the message text of the host's reply, or of the schema check). */
-export function ErrorMessage({ form, local }: { form: string; local?: string | null }) {
+/** `local`: the form's own problem as you type; shown as an error once the user `touched` the form, before that as
+ *  a plain hint (what is still missing) so a form never touched is not red */
+export function ErrorMessage({ form, local, touched = true }: { form: string; local?: string | null; touched?: boolean }) {
   const err = useConsole((s) => s.errors[form]);
   const clear = useConsole((s) => s.clearError);
-  if (local) return <div className="error local" role="status" data-testid="validation-message">{local}</div>;
+  if (local && touched) return <div className="error local" role="status" data-testid="validation-message">{local}</div>;
+  if (local && !err) return <div className="hint todo" data-testid="form-hint">{local}</div>;
   if (!err) return null;
   return (
     <div className="error" role="alert" data-testid="error-message" data-form={form}>

@@ -204,28 +204,34 @@ function MwForms() {
   const mws = model.keys.rows(false).filter((k) => k.type === 'MW');
   const mrs = model.keys.rows(false).filter((k) => k.type === 'MR' && k.length > 0);
   const qps = [...model.queues.qps.values()].filter((q) => !q.destroyed);
-  const w = mws.find((x) => x.handle === Number(mw)) ?? mws[0];
+  // ibv_bind_mw binds type 1 windows; a type 2 window is bound by a BIND_MW work request (Queues → Post send)
+  const type1 = mws.filter((x) => x.kind === 'type 1');
+  const type2 = mws.filter((x) => x.kind !== 'type 1');
+  const setForm = useConsole((s) => s.setFormField);
+  const setPanel = useConsole((s) => s.setPanel);
+  const bindByWr = (h: number) => { setForm('post.send', 'opcode', 'IBV_WR_BIND_MW'); setForm('post.send', 'mw', String(h)); setPanel('queues'); };
+  const w = type1.find((x) => x.handle === Number(mw)) ?? type1[0];
   const m = mrs.find((x) => x.handle === Number(mr)) ?? mrs.find((x) => w && x.pd === w.pd) ?? mrs[0];
   const q = qps.find((x) => x.handle === Number(qp)) ?? qps.find((x) => m && x.pd === m.pd) ?? qps[0];
   const o = parseNum(off); const l = parseNum(len);
   const bindArgs = { qp: q?.handle ?? 0, mw: w?.handle ?? 0, mr: m?.handle ?? 0, addr: (m?.addr ?? 0) + (Number.isNaN(o) ? 0 : o), length: l, access };
   const allocProblem = !pds.length ? 'allocate a PD first' : commandProblem({ cmd: 'mw.alloc', args: { pd: pdH, type } });
-  const bindProblem = !w ? 'allocate a memory window first' : !m ? 'register an MR first' : !q ? 'create a QP first (binds are posted on a QP)'
+  const bindProblem = !w ? 'allocate a type 1 memory window first' : !m ? 'register an MR first' : !q ? 'create a QP first (binds are posted on a QP)'
     : Number.isNaN(o) || Number.isNaN(l) ? 'offset/length: numbers' : commandProblem({ cmd: 'mw.bind', args: bindArgs });
   const toggle = (n: string) => setAccess((a) => (a.includes(n) ? a.filter((x) => x !== n) : [...a, n]));
   return (
     <div className="stack">
       <form className="form" aria-label="allocate memory window" onSubmit={(e) => { e.preventDefault(); if (!allocProblem) void alloc(pdH, type); }}>
-        <Field label="PD"><select value={pdH || ''} onChange={(e) => setPd(e.target.value)}>
+        <Field label="PD"><select data-testid="mw-pd" value={pdH || ''} onChange={(e) => setPd(e.target.value)}>
           {pds.map((p) => <option key={p.handle} value={p.handle}>pd {p.handle} ({devName(p.device)})</option>)}</select></Field>
-        <Field label="Type"><select value={type} onChange={(e) => setType(e.target.value as typeof type)}>
+        <Field label="Type"><select data-testid="mw-type" value={type} onChange={(e) => setType(e.target.value as typeof type)}>
           <option value="IBV_MW_TYPE_1">IBV_MW_TYPE_1</option><option value="IBV_MW_TYPE_2">IBV_MW_TYPE_2</option></select></Field>
-        <button type="submit" disabled={!!allocProblem}>Allocate MW (mw.alloc)</button>
-        <ErrorMessage form="mw.alloc" local={allocProblem} />
+        <button type="submit" data-testid="alloc-mw" disabled={!!allocProblem}>Allocate MW (mw.alloc)</button>
+        <ErrorMessage form="mw.alloc" local={allocProblem} touched={false} />
       </form>
       <form className="form" aria-label="bind memory window" onSubmit={(e) => { e.preventDefault(); if (!bindProblem) void bind(bindArgs); }}>
-        <Field label="MW"><select value={w?.handle ?? ''} onChange={(e) => setMw(e.target.value)}>
-          {mws.map((x) => <option key={x.handle} value={x.handle}>MW {x.handle} ({x.kind}) rkey {hex(x.rkey, 8)}</option>)}</select></Field>
+        <Field label="MW (type 1)"><select value={w?.handle ?? ''} onChange={(e) => setMw(e.target.value)}>
+          {type1.map((x) => <option key={x.handle} value={x.handle}>MW {x.handle} ({x.kind}) rkey {hex(x.rkey, 8)}</option>)}</select></Field>
         <Field label="MR"><select value={m?.handle ?? ''} onChange={(e) => setMr(e.target.value)}>
           {mrs.map((x) => <option key={x.handle} value={x.handle}>MR {x.handle} @ {hexAddr(x.addr)}</option>)}</select></Field>
         <Field label="QP"><select value={q?.handle ?? ''} onChange={(e) => setQp(e.target.value)}>
@@ -237,9 +243,13 @@ function MwForms() {
             <label key={n}><input type="checkbox" checked={access.includes(n)} onChange={() => toggle(n)} />{n}</label>))}
         </fieldset>
         <button type="submit" disabled={!!bindProblem}>Bind MW (mw.bind)</button>
-        <ErrorMessage form="mw.bind" local={bindProblem} />
+        <ErrorMessage form="mw.bind" local={bindProblem} touched={false} />
       </form>
-      <p className="muted small">A type 1 bind is posted on the QP's send queue: run the engine, then the new rkey appears in the key table from the device's event.</p>
+      <p className="muted small">A type 1 bind (ibv_bind_mw) is posted on the QP's send queue: run the engine, then the new rkey appears in the key table from the device's event.</p>
+      {type2.length > 0 && (
+        <p className="small" data-testid="mw-type2-hint">Type 2 windows are bound with an IBV_WR_BIND_MW work request on a QP of their PD (the QP owns the binding, C10-72):{' '}
+          {type2.map((x) => <button key={x.handle} type="button" className="link" data-testid="bind-type2" onClick={() => bindByWr(x.handle)}>bind MW {x.handle} in Post send</button>)}</p>
+      )}
     </div>
   );
 }
@@ -271,25 +281,26 @@ function FastRegForms() {
   return (
     <div className="stack">
       <form className="form" aria-label="allocate fast-registration MR" onSubmit={(e) => { e.preventDefault(); if (!allocProblem) void alloc(pdH, parseNum(maxSg), indirect); }}>
-        <Field label="PD"><select value={pdH || ''} onChange={(e) => setPd(e.target.value)}>
+        <Field label="PD"><select data-testid="fr-pd" value={pdH || ''} onChange={(e) => setPd(e.target.value)}>
           {pds.map((p) => <option key={p.handle} value={p.handle}>pd {p.handle} ({devName(p.device)})</option>)}</select></Field>
         <Field label="max_num_sg"><input value={maxSg} onChange={(e) => setMaxSg(e.target.value)} size={4} /></Field>
         <label className="small"><input type="checkbox" checked={indirect} onChange={(e) => setIndirect(e.target.checked)} /> indirect (byte-aligned SG, if the profile has it)</label>
-        <button type="submit" disabled={!!allocProblem}>Allocate MR (mr.alloc)</button>
-        <ErrorMessage form="mr.alloc" local={allocProblem} />
+        <button type="submit" data-testid="alloc-fr-mr" disabled={!!allocProblem}>Allocate MR (mr.alloc)</button>
+        <ErrorMessage form="mr.alloc" local={allocProblem} touched={false} />
       </form>
       <form className="form" aria-label="map SG list" onSubmit={(e) => { e.preventDefault(); if (!mapProblem && m) void map(m.handle, sg, ps).then((ok) => { if (ok) setSg([]); }); }}>
-        <Field label="MR"><select value={m?.handle ?? ''} onChange={(e) => setMr(e.target.value)}>
+        <Field label="MR"><select data-testid="fr-mr" value={m?.handle ?? ''} onChange={(e) => setMr(e.target.value)}>
           {fr.map((x) => <option key={x.handle} value={x.handle}>MR {x.handle} ({x.kind}, {x.state})</option>)}</select></Field>
-        <Field label="Buffer"><select value={b?.handle ?? ''} onChange={(e) => setBuf(e.target.value)}>
+        <Field label="Buffer"><select data-testid="fr-buffer" value={b?.handle ?? ''} onChange={(e) => setBuf(e.target.value)}>
           {buffers.map((x) => <option key={x.handle} value={x.handle}>buf {x.handle}</option>)}</select></Field>
         <Field label="Offset"><input value={off} onChange={(e) => setOff(e.target.value)} size={5} /></Field>
         <Field label="Length"><input value={len} onChange={(e) => setLen(e.target.value)} size={5} /></Field>
-        <button type="button" disabled={!!segProblem} onClick={() => b && setSg((x) => [...x, { addr: b.addr + o, length: l, lkey: 0 }])}>Add segment</button>
+        <button type="button" data-testid="add-segment" disabled={!!segProblem} onClick={() => b && setSg((x) => [...x, { addr: b.addr + o, length: l, lkey: 0 }])}>Add segment</button>
         <Field label="Page size"><input value={pageSize} onChange={(e) => setPageSize(e.target.value)} size={6} /></Field>
-        <button type="submit" disabled={!!mapProblem}>Map (mr.map_sg)</button>
+        <button type="submit" data-testid="map-sg" disabled={!!mapProblem}>Map (mr.map_sg)</button>
         {sg.length > 0 && <span className="mono small">{sg.map((x) => `${hexAddr(x.addr)}+${x.length}`).join(', ')} <button type="button" className="link" onClick={() => setSg([])}>clear</button></span>}
-        <ErrorMessage form="mr.map_sg" local={segProblem ?? mapProblem} />
+        {/* an error only while segments are being built: after a successful map the empty list is a hint, not an error */}
+        <ErrorMessage form="mr.map_sg" local={segProblem ?? mapProblem} touched={sg.length > 0} />
       </form>
       <p className="muted small">Then post IB_WR_REG_MR (Queues → Post send) to give the MR a key byte and access: the key table follows the device's events.</p>
     </div>
@@ -300,17 +311,20 @@ function KeyTableView() {
   useConsole((s) => s.versions.keys);
   const model = useModel();
   const dereg = useConsole((s) => s.deregMr);
+  const deallocMw = useConsole((s) => s.deallocMw);
+  const devices = useConsole((s) => s.devices);
+  const devName = (d: number) => devices.find((x) => x.handle === d)?.name ?? (d ? `dev ${d}` : '—');
   const rows = model.keys.rows();
   if (!rows.length) return <p className="muted">No keys yet: register an MR.</p>;
   return (
     <table className="table compact" data-testid="key-table" aria-label="key table">
-      <thead><tr><th>index</th><th>key byte</th><th>lkey</th><th>rkey</th><th>state</th><th>type</th><th>PD</th><th>range</th><th>access</th><th>bound QP</th><th /></tr></thead>
+      <thead><tr><th>device</th><th>index</th><th>key byte</th><th>lkey</th><th>rkey</th><th>state</th><th>type</th><th>PD</th><th>range</th><th>access</th><th>bound QP</th><th /></tr></thead>
       <tbody>
         {rows.map((k) => {
           const key = k.rkey || k.lkey;
           return (
-            <tr key={`${k.type}${k.handle}`} data-testid="key-row" data-rkey={k.rkey} data-lkey={k.lkey} className={k.destroyed ? 'destroyed' : ''}>
-              <td className="mono">{hex(keyIndex(key))}</td><td className="mono">{hex(keyByte(key), 2)}</td>
+            <tr key={`${k.type}${k.handle}`} data-testid="key-row" data-rkey={k.rkey} data-lkey={k.lkey} data-type={k.type} data-handle={k.handle} data-kind={k.kind} data-state={k.state} className={k.destroyed ? 'destroyed' : ''}>
+              <td>{devName(k.device)}</td><td className="mono">{hex(keyIndex(key))}</td><td className="mono">{hex(keyByte(key), 2)}</td>
               <td className="mono">{hex(k.lkey, 8)}</td><td className="mono" data-testid="key-rkey">{hex(k.rkey, 8)}</td>
               <td className={`state-${k.state}`}>{k.state}</td><td>{k.type} {k.handle} <span className="muted">{k.kind}</span></td>
               <td>{k.pd || '—'}</td>
@@ -318,7 +332,8 @@ function KeyTableView() {
               <td className="mono small">{accessNames(k.access).join(' ') || '—'}</td>
               <td>{k.boundQp || '—'}</td>
               <td>{k.type === 'MR' && !k.destroyed && <button type="button" className="danger" onClick={() => void dereg(k.handle)}>Dereg</button>}
-                <ErrorMessage form={`mr.dereg:${k.handle}`} /></td>
+                {k.type === 'MW' && !k.destroyed && <button type="button" className="danger" data-testid="dealloc-mw" onClick={() => void deallocMw(k.handle)}>Dealloc</button>}
+                <ErrorMessage form={`mr.dereg:${k.handle}`} /><ErrorMessage form={`mw.dealloc:${k.handle}`} /></td>
             </tr>
           );
         })}

@@ -54,7 +54,7 @@ export function RemoteConnectForm({ qps, dev }: { qps: QpView[]; dev: (h: number
       <Field label="sgid index" hint="empty = a local GID of the same family"><input data-testid="remote-sgid" value={sgid} size={3} onChange={(e) => setSgid(e.target.value)} /></Field>
       <button type="submit" data-testid="connect-remote" disabled={!!problem}>Connect (RESET→INIT→RTR→RTS this side)</button><Pending form="qp.connect:remote" />
       {q && q.destQpn ? <p className="muted small" data-testid="remote-connected">qp {q.handle} sends to QPN {hex(q.destQpn, 6)}</p> : null}
-      <ErrorMessage form="qp.connect:remote" local={problem} />
+      <ErrorMessage form="qp.connect:remote" local={problem} touched={[gid, qpn, psn].some((x) => x.trim() !== '')} />
     </form>
   );
 }

@@ -7,9 +7,11 @@ import { hex } from '../store/spec.ts';
 import { ErrorMessage, Section } from '../components/ui.tsx';
 import { VirtualRows } from '../components/VirtualRows.tsx';
 import { SampledBanner } from '../components/SampledBanner.tsx';
+import { ladderOf } from '../store/ladder.ts';
+import { fmtNs } from '../format.ts';
 import { textCols } from '../components/textCols.ts';
 
-const fmtT = (t: number) => `${(t / 1000).toFixed(3)} µs`;
+const fmtT = fmtNs;
 /** columns: #, time, src QPN, dst QPN, opcode, PSN, A, AETH (the length takes the rest) */
 const WIDTHS = [7, 15, 8, 8, 30, 9, 2, 28];
 const HEAD = textCols(['#', 'time', 'src QPN', 'dst QPN', 'opcode', 'PSN', 'A', 'AETH', 'len'], WIDTHS);
@@ -41,7 +43,9 @@ function PacketList({ rows, selected, onSelect, follow, onUnfollow }: { rows: Pa
       render={(i) => {
         const p = rows.at(i);
         const s = srcQpn(model.queues, p);
-        const line = textCols([String(p.id), fmtT(p.t), s === null ? '?' : String(s), String(p.dstQpn), `${p.opName}${p.event === 'dropped' ? ' (dropped)' : ''}`,
+        const f = model.fates.fate(p.id);
+        const mark = p.event === 'dropped' ? (f?.of !== undefined ? ` (drop of #${f.of})` : ' (dropped)') : f?.lost ? ' (lost)' : f?.dropped ? ' (dropped at receiver)' : '';
+        const line = textCols([String(p.id), fmtT(p.t), s === null ? '?' : String(s), String(p.dstQpn), `${f?.retransmitOf !== undefined && p.syndrome === null ? '↻ ' : ''}${p.opName}${mark}`,
           String(p.psn), p.ackReq ? '1' : '0', p.synText, String(p.length)], WIDTHS);
         return (
           <div className={`ev-line ${p.event === 'dropped' ? 'pkt-dropped' : ''} ${p.nak ? 'pkt-nak' : ''}`} data-testid="packet-row" data-opcode={p.opName}>{line}</div>
@@ -67,62 +71,62 @@ function Decoded({ p }: { p: PacketRow | undefined }) {
   );
 }
 
-/** time-ordered ladder of the two ends of one connection (hand-drawn SVG: xyflow does not fit a time ladder).
- *  Redrawn when `tick` or the focus changes: under a flood the panel passes a tick that moves at most 15 times a
- *  second (laying out 90 SVG texts every frame cost more than the rest of the page; the packet list above stays at
- *  the frame rate). */
-const Ladder = memo(function Ladder({ rows, focus, onPick }: { rows: Packets; focus: PacketRow | undefined; onPick: (id: number) => void; tick: number }) {
+/** The sequence diagram (hand-drawn SVG: xyflow does not fit a time ladder): one lane per QP, named by QPN and
+ *  device; each packet an arrow from the lane of the QP that sent it to the lane of the QP it was for. A packet lost
+ *  on the wire stops half-way with ✕, one the receiver dropped reaches its lane with ✕ and the reason; a retransmission
+ *  is marked ↻, a packet the wire duplicated ×2. `follow`: the newest packets; otherwise the ones around the selected
+ *  packet (the header says which). Redrawn when `tick` or the focus changes: under a flood the panel passes a tick that
+ *  moves at most 15 times a second. */
+const Ladder = memo(function Ladder({ focus, follow, onPick }: { focus: number | null; follow: boolean; onPick: (id: number) => void; tick: number }) {
   const devices = useConsole((s) => s.devices);
+  const model = useModel();
+  const rows = model.wire.listed;
   if (!rows.length) return <p className="muted">No packets on the wire yet.</p>;
-  const anchor = focus ?? rows.at(rows.length - 1);
-  const ae = ends(anchor);
-  // a packet to or from the remote host: the ladder is this device and the remote host
-  const remote = anchor.peer === 0 && anchor.event !== 'dropped';
-  const a = remote ? anchor.device : ae.from || devices.find((d) => d.handle !== ae.to)?.handle || 0;
-  const b = remote ? 0 : ae.to || devices.find((d) => d.handle !== a)?.handle || 0;
-  const between = (p: PacketRow) => {
-    if (remote) return p.device === a && p.peer === 0 && p.event !== 'dropped';
-    const e = ends(p); return (e.from === a && e.to === b) || (e.from === b && e.to === a) || (!e.from && (e.to === a || e.to === b));
-  };
-  // up to 30 packets of the pair around the anchor (15 after it at most), found by scanning out from it (a bounded
-  // number of rows: the list holds up to 200 k packets and this runs every frame under a flood)
-  const inPair = (p: PacketRow) => (p.event !== 'received' || remote) && between(p);
-  const at = Math.max(0, rows.indexAtOrBefore(anchor.id));
-  const after: PacketRow[] = [];
-  for (let i = at + 1, n = 0; i < rows.length && after.length < 15 && n < 20_000; i++, n++) { const p = rows.at(i); if (inPair(p)) after.push(p); }
-  const before: PacketRow[] = [];
-  for (let i = at, n = 0; i >= 0 && before.length < 30 - after.length && n < 20_000; i--, n++) { const p = rows.at(i); if (inPair(p)) before.push(p); }
-  const win = [...before.reverse(), ...after];
-  const W = 620; const xa = 120; const xb = W - 120; const dy = 26; const top = 40;
-  const H = top + win.length * dy + 20;
-  const name = (d: number) => (remote && d === 0 ? REMOTE : devices.find((x) => x.handle === d)?.name ?? `device ${d || '?'}`);
+  const devName = (d: number) => devices.find((x) => x.handle === d)?.name ?? `device ${d}`;
+  const lad = ladderOf(rows, model.fates, model.queues, devName, follow ? null : focus, 30);
+  const laneW = 190; const pad = 110;
+  const W = Math.max(620, pad * 2 + laneW * Math.max(1, lad.lanes.length - 1));
+  const x = (i: number) => (lad.lanes.length === 1 ? W / 2 : pad + (i * (W - 2 * pad)) / (lad.lanes.length - 1));
+  const dy = 26; const top = 44;
+  const H = top + lad.arrows.length * dy + 20;
   return (
-    <svg className="ladder" data-testid="ladder" viewBox={`0 0 ${W} ${H}`} width="100%" style={{ maxWidth: W }} role="img" aria-label={`sequence diagram ${name(a)} and ${name(b)}`}>
-      <defs>
-        <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" className="arrowhead" /></marker>
-      </defs>
-      <text x={xa} y={18} textAnchor="middle" className="lad-end">{name(a)}</text>
-      <text x={xb} y={18} textAnchor="middle" className="lad-end">{name(b)}</text>
-      <line x1={xa} y1={top - 14} x2={xa} y2={H - 6} className="lad-life" />
-      <line x1={xb} y1={top - 14} x2={xb} y2={H - 6} className="lad-life" />
-      {win.map((p, i) => {
-        const y = top + i * dy;
-        const e = ends(p); const fromA = e.from ? e.from === a : e.to !== a;
-        const x0 = fromA ? xa : xb; const x1full = fromA ? xb : xa;
-        const x1 = p.event === 'dropped' ? (x0 + x1full) / 2 : x1full;
-        const cls = `lad-pkt ${p.nak ? 'nak' : p.syndrome !== null ? 'ack' : 'req'} ${p === anchor ? 'focus' : ''}`;
-        const label = `${p.opName.replace(/^(RC|UC|UD) /, '')} PSN ${p.psn}${p.synText ? ` · ${p.synText}` : ''}`;
-        return (
-          // keyed by position: as the window moves under a stream React updates the same arrows in place
-          <g key={i} className={cls} data-testid="ladder-arrow" onClick={() => onPick(p.id)} style={{ cursor: 'pointer' }}>
-            <line x1={x0} y1={y} x2={x1} y2={y + dy * 0.6} markerEnd={p.event === 'dropped' ? undefined : 'url(#arrow)'} />
-            {p.event === 'dropped' && <text x={x1} y={y + dy * 0.6 + 4} textAnchor="middle" className="lad-x">✕</text>}
-            <text x={(xa + xb) / 2} y={y + dy * 0.3 - 5} textAnchor="middle" className="lad-label">{label}</text>
-            <text x={fromA ? xa - 8 : xb + 8} y={y + 4} textAnchor={fromA ? 'end' : 'start'} className="lad-t">{fmtT(p.t)}</text>
+    <div>
+      <p className="small muted" data-testid="ladder-mode" data-mode={lad.mode}>
+        {lad.mode === 'newest' ? `The newest ${lad.arrows.length} packets (follow newest).` : `${lad.arrows.length} packets around packet #${focus} (select "follow newest" to see the latest).`}
+      </p>
+      <svg className="ladder" data-testid="ladder" viewBox={`0 0 ${W} ${H}`} width="100%" style={{ maxWidth: W }} role="img"
+        aria-label={`sequence diagram of ${lad.lanes.map((l) => l.label).join(', ')}`}>
+        <defs>
+          <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" className="arrowhead" /></marker>
+        </defs>
+        {lad.lanes.map((l, i) => (
+          <g key={l.key} data-testid="ladder-lane" data-lane={i} data-device={l.device} data-qpn={l.qpn ?? ''}>
+            <text x={x(i)} y={18} textAnchor="middle" className="lad-end">{l.label}</text>
+            <line x1={x(i)} y1={top - 18} x2={x(i)} y2={H - 6} className="lad-life" />
           </g>
-        );
-      })}
-    </svg>
+        ))}
+        {lad.arrows.map((a, i) => {
+          const y = top + i * dy;
+          const x0 = x(a.from); const xEnd = x(a.to);
+          const x1 = a.fate === 'lost' ? (x0 + xEnd) / 2 : xEnd;
+          const cls = `lad-pkt ${a.nak ? 'nak' : a.ack ? 'ack' : 'req'} ${a.fate} ${a.id === focus ? 'focus' : ''}`;
+          const marks = `${a.retransmit ? '↻ ' : ''}${a.opName} PSN ${a.psn}${a.synText ? ` · ${a.synText}` : ''}${a.duplicated ? ' ×2' : ''}`;
+          const fate = a.fate === 'lost' ? ' · lost' : a.fate === 'dropped' ? ` · dropped: ${a.why}` : a.fate === 'in flight' ? ' · in flight' : '';
+          const right = a.to >= a.from;
+          return (
+            // keyed by position: as the window moves under a stream React updates the same arrows in place
+            <g key={i} className={cls} data-testid="ladder-arrow" data-from={a.from} data-to={a.to} data-fate={a.fate} data-psn={a.psn}
+              data-opcode={a.opName} data-retransmit={a.retransmit} data-ack={a.ack} onClick={() => onPick(a.id)} style={{ cursor: 'pointer' }}>
+              <title>{`#${a.id} ${marks}${fate} (${fmtNs(a.t)})`}</title>
+              <line x1={x0} y1={y} x2={x1} y2={y + dy * 0.6} markerEnd={a.fate === 'delivered' || a.fate === 'in flight' ? 'url(#arrow)' : undefined} />
+              {a.fate !== 'delivered' && a.fate !== 'in flight' && <text x={x1} y={y + dy * 0.6 + 4} textAnchor="middle" className="lad-x">✕</text>}
+              <text x={(x0 + xEnd) / 2} y={y + dy * 0.3 - 5} textAnchor="middle" className="lad-label">{marks}{fate}</text>
+              <text x={right ? x0 - 8 : x0 + 8} y={y + 4} textAnchor={right ? 'end' : 'start'} className="lad-t">{fmtNs(a.t)}</text>
+            </g>
+          );
+        })}
+      </svg>
+    </div>
   );
 });
 
@@ -140,13 +144,14 @@ export function WirePanel() {
   // on the network: "Save pcap" saves that device's real traffic (real IP/UDP headers) unless "session" is chosen
   const netDev = capture === 'session' ? undefined : onNet.find((d) => String(d.handle) === capture) ?? onNet[0];
   const [follow, setFollow] = useState(true);
+  const [ladderFollow, setLadderFollow] = useState(true);
   const [showRecv, setShowRecv] = useState(false);
   const [saved, setSaved] = useState('');
   const rows = showRecv ? model.wire.all : model.wire.listed;
   const selIdx = selectedId === null ? null : rows.indexOfId(selectedId);
   const selAll = selectedId === null ? -1 : model.wire.all.indexOfId(selectedId);
   const sel = selIdx !== null && selIdx >= 0 ? rows.at(selIdx) : selAll >= 0 ? model.wire.all.at(selAll) : undefined;
-  const pick = useCallback((id: number) => { setFollow(false); select(id); }, [select]);
+  const pick = useCallback((id: number) => { setFollow(false); setLadderFollow(false); select(id); }, [select]);
   const onSave = async () => {
     const bytes = await savePcap(netDev?.handle);
     if (!bytes) return;
@@ -174,11 +179,13 @@ export function WirePanel() {
         <ErrorMessage form="pcap.get" />
         {onNet.length > 0 && <p className="muted small" data-testid="wire-net-note">{onNet.map((d) => d.name).join(', ')} on the network: packets to and from the remote host are the real datagrams (device 0 = {REMOTE}).</p>}
         {rows.length === 0 ? <p className="muted" data-testid="no-packets">No packets yet: post a send and run the engine.</p>
-          : <PacketList rows={rows} selected={selIdx !== null && selIdx >= 0 ? selIdx : null} onSelect={(i) => { setFollow(false); select(i < rows.length ? rows.at(i).id : null); }} follow={follow} onUnfollow={() => setFollow(false)} />}
+          : <PacketList rows={rows} selected={selIdx !== null && selIdx >= 0 ? selIdx : null} onSelect={(i) => { setFollow(false); setLadderFollow(false); select(i < rows.length ? rows.at(i).id : null); }} follow={follow} onUnfollow={() => setFollow(false)} />}
       </Section>
       <div className="row">
         <Section title="Decoded headers"><Decoded p={sel} /></Section>
-        <Section title="Sequence diagram" testid="ladder-section"><Ladder rows={model.wire.listed} focus={sel} tick={ladderTick} onPick={pick} /></Section>
+        <Section title="Sequence diagram" testid="ladder-section" actions={
+          <label className="small"><input type="checkbox" data-testid="ladder-follow" checked={ladderFollow} onChange={(e) => setLadderFollow(e.target.checked)} /> follow newest</label>}>
+          <Ladder focus={sel?.id ?? null} follow={ladderFollow} tick={ladderTick} onPick={pick} /></Section>
       </div>
     </div>
   );

@@ -1,6 +1,8 @@
 // Work-completion statuses in words, for the person at the projector. Where the device said why (a failed
-// KeyCheck event), its reason is quoted verbatim.
+// KeyCheck event), its reason is quoted verbatim. Where the status comes from a rule on which Linux rxe and the IBA /
+// ConnectX differ, the device's profile flags (profile.quirks, app/protocol/quirks.ts) say which rule applied.
 import { WcStatus } from '../../../app/protocol/index.ts';
+import { quirkRules, type ProfileQuirks } from '../../../app/protocol/quirks.ts';
 
 const WORDS: Record<string, string> = {
   IBV_WC_SUCCESS: 'the work request completed',
@@ -22,9 +24,20 @@ const WORDS: Record<string, string> = {
   IBV_WC_GENERAL_ERR: 'a general error',
 };
 
-export function explainWc(status: number | string, keyCheckReason?: string): string {
+/** `reason`: the device's own words for this failure (a failed KeyCheck, or the refusal of a local operation —
+ *  BIND_MW, LOCAL_INV, REG_MR — that the device gave as it started the WQE), quoted after the status's words;
+ *  `rule`: the completion's own rule field (the profile rule the device applied), when it has one. */
+export function explainWc(status: number | string, reason?: string, quirks?: Partial<ProfileQuirks>, rule?: string): string {
   const name = typeof status === 'number' ? WcStatus.name(status) : status;
   const w = WORDS[name] ?? 'no explanation recorded for this status';
-  if (keyCheckReason && /ACCESS|PROT|INV_REQ/.test(name)) return `${w}: ${keyCheckReason}`;
-  return w;
+  const base = reason && /ACCESS|PROT|INV_REQ|MW_BIND|LOC_QP_OP/.test(name) ? `${w}: ${reason}` : w;
+  const rules = quirkRules(name, quirks, rule);
+  return rules.length ? `${base}. ${rules.join(' ')}` : base;
+}
+
+/** The quirk flags of a device as the host reported it (device.list: `profile.quirks`), if any. */
+export function deviceQuirks(raw: unknown): Partial<ProfileQuirks> | undefined {
+  const prof = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).profile : undefined;
+  const q = prof && typeof prof === 'object' ? (prof as Record<string, unknown>).quirks : undefined;
+  return q && typeof q === 'object' ? (q as Partial<ProfileQuirks>) : undefined;
 }

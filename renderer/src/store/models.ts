@@ -1,9 +1,10 @@
 // Mutable lookups derived from the device's events (and from the host's replies, which carry the same
 // objects' full descriptions). High-rate updates mutate these in place; the store publishes a version
 // number per domain once per animation frame (GUI-STACK 4.6).
-import type { DeviceEvent, RingSnapshot } from '../../../app/protocol/index.ts';
-import { Access, QpState, QpType, WcOpcode, WcStatus, WrOpcode, namesOf } from '../../../app/protocol/index.ts';
-import { bthOpcodeName, bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
+import type { DeviceEvent, ResultOf, RingSnapshot } from '../../../app/protocol/index.ts';
+import { Access, Change, KeyState, QpState, QpType, WcOpcode, WcStatus, WrOpcode, bthOpcodeName, namesOf } from '../../../app/protocol/index.ts';
+import { decodePayload, payloadOfPacket, type DecodedPayload } from '../../../app/protocol/decoders.ts';
+import { bool, isNak, isRec, num, pick, str, syndromeText, type Rec } from './spec.ts';
 
 // ------------------------------------------------------------------ keys (MRs and MWs)
 export interface KeySeg { addr: number; length: number }
@@ -12,8 +13,10 @@ export interface KeyEntry {
   lkey: number; rkey: number; addr: number; length: number; access: number; state: string;
   boundQp: number; mr: number; sg: KeySeg[]; destroyed: boolean;
 }
-export const keyIndex = (key: number) => key >>> 8;
-export const keyByte = (key: number) => key & 0xff;
+export { keyIndex, keyByte } from '../format.ts';
+import { keyIndex } from '../format.ts';
+/** an MR's or MW's description as the host gives it (MrOut / MwOut) */
+export type KeyInfo = ResultOf<'mr.reg'> | ResultOf<'mw.alloc'>;
 export const accessNames = (access: number) => namesOf(Access, access).map((n) => n.replace('IBV_ACCESS_', ''));
 
 function accessOf(v: unknown): number | undefined {
@@ -35,27 +38,18 @@ export class KeyTable {
     return e;
   }
 
-  /** merge an MrInfo / MwInfo object (reply of mr.reg, mr.alloc, mw.alloc, mw.bind; or an event's record) */
-  applyInfo(type: 'MR' | 'MW', info: unknown, handleHint?: number): KeyEntry | null {
-    const h = num(info, 'handle', 'mr', 'mw') ?? handleHint;
-    if (!h) return null;
-    const e = this.entry(h, type);
-    const set = <K extends keyof KeyEntry>(k: K, v: KeyEntry[K] | undefined) => { if (v !== undefined) e[k] = v; };
-    set('pd', num(info, 'pd'));
-    set('device', num(info, 'device'));
-    set('lkey', num(info, 'lkey'));
-    set('rkey', num(info, 'rkey'));
-    if (type === 'MW' && e.lkey === 0) e.lkey = e.rkey;
-    set('addr', num(info, 'iova', 'addr'));
-    set('length', num(info, 'length', 'len'));
-    const acc = accessOf(pick(info, 'access'));
-    set('access', acc);
-    set('kind', str(info, 'kind') ?? (type === 'MW' && num(info, 'type') ? `type ${num(info, 'type')}` : undefined));
-    set('state', str(info, 'state'));
-    set('boundQp', num(info, 'qp', 'boundQp'));
-    set('mr', num(info, 'mr'));
-    const sg = pick(info, 'sg', 'sgList');
-    if (Array.isArray(sg)) e.sg = sg.map((s) => ({ addr: num(s, 'addr', 'va') ?? 0, length: num(s, 'length', 'len') ?? 0 }));
+  /** merge the description of an MR or MW (the protocol's MrOut / MwOut: replies of mr.reg, mr.alloc, mr.map_sg,
+   *  mw.alloc; session.info's objects) */
+  applyInfo(type: 'MR' | 'MW', info: KeyInfo, handleHint?: number): KeyEntry {
+    const e = this.entry(info.handle ?? handleHint, type);
+    e.pd = info.pd; e.access = info.access; e.state = info.state; e.length = Number(info.length);
+    if ('lkey' in info) {
+      // an MR: the range is its iova (what a remote peer addresses); the SG list of a fast-registration MR
+      e.lkey = info.lkey; e.rkey = info.rkey; e.addr = Number(info.iova); e.kind = info.kind;
+      e.sg = info.sg.map((s) => ({ addr: Number(s.addr), length: s.length }));
+    } else {
+      e.lkey = e.rkey = info.rkey; e.addr = Number(info.addr); e.kind = `type ${info.type}`; e.boundQp = info.qp; e.mr = info.mr;
+    }
     return e;
   }
 
@@ -73,28 +67,25 @@ export class KeyTable {
     if (e.kind !== 'ObjectCreated' && e.kind !== 'ObjectModified') return false;
     const k = this.entry(e.obj, type);
     if (e.device) k.device = e.device;
-    // Event numbers (native/EVENTS.md): a = lkey, b = rkey, c = addr, d = length for MR/MW objects
+    // Event numbers (native/EVENTS.md); what changed is the event's typed `change`, the key's state its `keyState`
     if (e.kind === 'ObjectCreated' && type === 'MR') {
-      // MR: a = lkey, b = rkey, c = addr, d = length (fast-reg MRs: created free, no range yet)
-      if (e.a) k.lkey = e.a; if (e.b) k.rkey = e.b; if (e.c) k.addr = e.c; if (e.d) k.length = e.d;
-      if (/\(free\)/.test(e.text ?? '')) k.state = 'free';
+      // user MR: a = lkey, b = rkey, c = addr, d = length; fast-reg MRs are created free, no range yet (c = max_num_sg)
+      if (e.a) k.lkey = e.a; if (e.b) k.rkey = e.b;
+      if (e.keyState !== KeyState.values.free) { if (e.c) k.addr = e.c; if (e.d) k.length = e.d; }
     }
-    if (e.kind === 'ObjectCreated' && type === 'MW') { k.rkey = k.lkey = e.a; k.kind = `type ${e.b}`; k.state = 'free'; }
-    if (e.kind === 'ObjectModified' && type === 'MW' && /bound/.test(e.text ?? '')) {
-      // MW bound: a = rkey, b = addr, c = length, d = access
-      k.rkey = k.lkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; k.state = 'valid';
-    }
-    if (e.kind === 'ObjectModified' && type === 'MR') {
-      const t = e.text ?? '';
-      if (/key now/.test(t)) { k.lkey = e.a; k.rkey = e.b; }                                       // rereg: a = lkey, b = rkey
-      else if (/^REG_MR/.test(t)) { k.lkey = k.rkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; } // a = key, b = iova, c = length, d = access
-      else if (/^map_mr_sg/.test(t)) { k.addr = e.c; k.length = e.d; }                             // c = iova, d = length
+    if (e.kind === 'ObjectCreated' && type === 'MW') { k.rkey = k.lkey = e.a; k.kind = `type ${e.b}`; }
+    if (e.kind === 'ObjectModified') {
+      switch (e.change) {
+        case Change.values.BIND: k.rkey = k.lkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; break;   // a = rkey, b = addr, c = length, d = access
+        case Change.values.REREG: k.lkey = e.a; k.rkey = e.b; break;                                          // a = lkey, b = rkey
+        case Change.values.REG_MR: k.lkey = k.rkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; break;  // a = key, b = iova, c = length, d = access
+        case Change.values.MAP_MR_SG: k.addr = e.c; k.length = e.d; break;                                   // c = iova, d = length
+      }
     }
     // any structured detail the host decoded for us wins
     const info = (e as unknown as Rec).info ?? (e as unknown as Rec).obj_info;
-    if (isRec(info)) this.applyInfo(type, info, e.obj);
-    const st = /\b(valid|free|invalid)\b/.exec(e.text ?? '');
-    if (e.kind === 'ObjectModified' && st) k.state = st[1];
+    if (isRec(info)) this.applyInfo(type, info as unknown as KeyInfo, e.obj);
+    if (e.keyState !== undefined) k.state = KeyState.name(e.keyState);
     return true;
   }
 
@@ -112,6 +103,8 @@ export interface Slot {
   wrId: number;
   ok: boolean;
   text: string;
+  /** what the device said as it started the WQE (a local operation it refused says why here) */
+  why?: string;
 }
 export interface Ring {
   key: string;             // "qp:5:sq", "cq:3", "srq:4"
@@ -122,7 +115,7 @@ export interface Ring {
 }
 
 export interface QpView { handle: number; qpn: number; destQpn: number; lastAsync: string; stateWhy: string; device: number; pd: number; type: string; state: number; sendCq: number; recvCq: number; srq: number; peer: number; destroyed: boolean }
-export interface CqView { handle: number; device: number; cqe: number; armed: boolean; solicitedOnly: boolean; pendingEvents: number; destroyed: boolean }
+export interface CqView { handle: number; device: number; cqe: number; channel: boolean; armed: boolean; solicitedOnly: boolean; pendingEvents: number; destroyed: boolean }
 export interface SrqView { handle: number; device: number; maxWr: number; limit: number; destroyed: boolean }
 
 const RING_KINDS = new Set(['WqePosted', 'WqeStarted', 'WqeCompleted', 'Cqe']);
@@ -155,32 +148,20 @@ export class QueueModel {
   }
   cq(handle: number): CqView {
     let c = this.cqs.get(handle);
-    if (!c) { c = { handle, device: 0, cqe: 16, armed: false, solicitedOnly: false, pendingEvents: 0, destroyed: false }; this.cqs.set(handle, c); }
+    if (!c) { c = { handle, device: 0, cqe: 16, channel: false, armed: false, solicitedOnly: false, pendingEvents: 0, destroyed: false }; this.cqs.set(handle, c); }
     return c;
   }
 
-  /** QpInfo from qp.create / qp.query replies */
-  applyQpInfo(info: unknown, handleHint?: number): QpView | null {
-    const h = num(info, 'handle', 'qp') ?? handleHint;
-    if (!h) return null;
+  /** a qp.create / qp.query reply (the protocol's QpOut) */
+  applyQpInfo(info: ResultOf<'qp.query'>): QpView {
+    const h = info.qp;
     const q = this.qp(h);
-    q.qpn = num(info, 'qpNum', 'qpn', 'qp_num') ?? q.qpn;
-    q.device = num(info, 'device') ?? q.device;
-    const init = pick(info, 'init') ?? info;
-    q.pd = num(init, 'pd') ?? q.pd;
-    q.sendCq = num(init, 'sendCq') ?? q.sendCq;
-    q.recvCq = num(init, 'recvCq') ?? q.recvCq;
-    q.srq = num(init, 'srq') ?? q.srq;
-    const t = pick(init, 'qpType');
-    if (typeof t === 'string') q.type = t;
-    if (typeof t === 'number') q.type = QpType.name(t);
-    const attr = pick(info, 'attr') ?? info;
-    q.destQpn = num(attr, 'destQpNum') ?? q.destQpn;
-    const st = pick(attr, 'qpState', 'state');
-    if (typeof st === 'number') q.state = st;
-    if (typeof st === 'string' && st in QpState.values) q.state = QpState.values[st as keyof typeof QpState.values];
-    const cap = pick(init, 'cap');
-    const sw = num(cap, 'maxSendWr'); const rw = num(cap, 'maxRecvWr');
+    q.qpn = info.qpNum; q.device = info.device;
+    const { init, attr } = info;
+    q.pd = init.pd; q.sendCq = init.sendCq; q.recvCq = init.recvCq; q.srq = init.srq;
+    q.type = QpType.name(init.qpType);
+    q.destQpn = attr.destQpNum; q.state = attr.qpState;
+    const sw = init.cap.maxSendWr; const rw = init.cap.maxRecvWr;
     if (sw) this.ring(`qp:${h}:sq`, h, 'sq', sw).depth = sw;
     if (rw) this.ring(`qp:${h}:rq`, h, 'rq', rw).depth = rw;
     return q;
@@ -226,7 +207,7 @@ export class QueueModel {
     switch (e.kind) {
       case 'ObjectCreated': {
         if (e.objKind === 'qp') { const q = this.qp(e.obj); q.device = e.device; if (e.a) q.qpn = e.a; return true; }
-        if (e.objKind === 'cq') { const c = this.cq(e.obj); c.device = e.device; if (e.a) { c.cqe = e.a; this.ring(`cq:${e.obj}`, e.obj, 'cq', e.a).depth = e.a; } return true; }
+        if (e.objKind === 'cq') { const c = this.cq(e.obj); c.device = e.device; c.channel = !!e.b; if (e.a) { c.cqe = e.a; this.ring(`cq:${e.obj}`, e.obj, 'cq', e.a).depth = e.a; } return true; }
         if (e.objKind === 'srq') {
           const s: SrqView = { handle: e.obj, device: e.device, maxWr: e.a || 16, limit: e.c, destroyed: false };
           this.srqs.set(e.obj, s); this.ring(`srq:${e.obj}`, e.obj, 'srq', s.maxWr); return true;
@@ -267,7 +248,7 @@ export class QueueModel {
         for (let i = r.started, n = 0; i < r.producer && n < 64; i++, n++) {
           const s = r.slots.get(i);
           if (s && s.status === 'posted' && s.wrId === e.a) {
-            s.status = 'started'; if (e.text) s.text = e.text;
+            s.status = 'started'; if (e.text) { s.text = e.text; s.why = e.text; }
             if (i === r.started) r.started++;
             return true;
           }
@@ -276,7 +257,7 @@ export class QueueModel {
       }
       case 'WqeCompleted': {
         // a = wr_id, b = status, c = WC opcode, d = whether a CQE is generated; receive completions have c >= 128
-        const recv = e.c >= 128 || /^receive/.test(e.text ?? '');
+        const recv = e.c >= WcOpcode.values.IBV_WC_RECV;   // receive completions carry IBV_WC_RECV / RECV_RDMA_WITH_IMM
         const q = this.qps.get(e.obj);
         const key = recv ? (q?.srq ? `srq:${q.srq}` : `qp:${e.obj}:rq`) : `qp:${e.obj}:sq`;
         const r = this.rings.get(key);
@@ -299,6 +280,10 @@ export class QueueModel {
         r.slots.set(abs, { abs, opcode: WcOpcode.name(op), status: WcStatus.name(st), wrId: num(e.wc, 'wrId') ?? 0, ok: st === 0, text: e.text ?? '' });
         if (e.d) r.consumer = Math.max(r.consumer, r.producer - e.d);
         this.trim(r);
+        // the arming is one-shot (rxe_cq.c rxe_cq_post, the device's cq_post): armed for the next completion, any CQE
+        // disarms it; armed solicited-only, an error CQE does (a solicited success too: with a channel its CompEvent
+        // follows, without one the device says nothing, so the badge says "solicited" and stays)
+        if (c.armed && (!c.solicitedOnly || st !== 0)) c.armed = false;
         return true;
       }
       case 'AsyncEvent': {
@@ -311,6 +296,32 @@ export class QueueModel {
       default: return false;
     }
   }
+
+  /** QPs of this session connected to each other (each one's destination QPN is the other's QPN, same type) are
+   *  each other's peer */
+  linkPeers(): void {
+    const byQpn = new Map<number, QpView[]>();   // QPNs are per device: two devices may both have QPN 0x11
+    for (const q of this.qps.values()) if (!q.destroyed && q.qpn) { const l = byQpn.get(q.qpn); if (l) l.push(q); else byQpn.set(q.qpn, [q]); }
+    for (const q of this.qps.values()) {
+      const p = q.destQpn ? byQpn.get(q.destQpn)?.find((x) => x !== q && x.destQpn === q.qpn && x.type === q.type) : undefined;
+      if (p) q.peer = p.handle;
+    }
+  }
+
+  /** the text of the newest send WQE with this wr_id on the QP with this QPN (what the device said when it started
+   *  or completed it), for explaining a completion */
+  sqSlotText(qpn: number, wrId: number): string | undefined {
+    for (const q of this.qps.values()) {
+      if (q.qpn !== qpn) continue;
+      const r = this.rings.get(`qp:${q.handle}:sq`);
+      if (!r) return undefined;
+      for (let i = r.producer - 1; i >= r.producer - r.depth && i >= 0; i--) { const s = r.slots.get(i); if (s && s.wrId === wrId) return s.why || undefined; }
+    }
+    return undefined;
+  }
+
+  /** cq.get_event returned an event of this CQ: it is no longer queued on the channel (still to be acknowledged) */
+  takeEvent(cq: number): void { const c = this.cq(cq); c.pendingEvents = Math.max(0, c.pendingEvents - 1); }
 
   /** cq.poll reply: the consumer index moves by the number of WCs returned */
   applyPoll(cq: number, n: number): void {
@@ -359,6 +370,12 @@ export class PacketRow {
   get nak() { return this.fields.nak; }
   get length() { return this.fields.length; }
   get hex() { return this.fields.hex; }
+  private d: DecodedPayload | null | undefined;
+  /** the payload as a registered upper-layer decoder reads it (app/protocol/decoders.ts), decoded on first use */
+  get payload(): DecodedPayload | undefined {
+    if (this.d === undefined) { const input = payloadOfPacket(this.pkt); this.d = (input && decodePayload(input)) ?? null; }
+    return this.d ?? undefined;
+  }
 }
 
 /** decoded header fields of a packet, flattened for the header pane (computed only for the selected packet) */
@@ -371,6 +388,8 @@ export function packetFields(p: PacketRow): [string, string][] {
     }
   };
   walk(p.pkt, '');
+  const d = p.payload;
+  if (d) { fields.push([d.protocol, d.summary]); walk(d.fields, `${d.protocol}.`); }
   return fields;
 }
 

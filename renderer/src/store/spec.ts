@@ -44,21 +44,6 @@ export function handleOf(result: unknown, ...names: string[]): number | undefine
 export const hex = (v: number, width = 0) => `0x${(v >>> 0).toString(16).padStart(width, '0')}`;
 export const hexAddr = (v: number) => `0x${v.toString(16)}`;
 
-/** BTH opcode names, Wireshark style (IBA Table 35), used when a packet record carries no name. */
-const OPS: Record<number, string> = {
-  0x00: 'Send First', 0x01: 'Send Middle', 0x02: 'Send Last', 0x03: 'Send Last with Immediate', 0x04: 'Send Only',
-  0x05: 'Send Only with Immediate', 0x06: 'RDMA Write First', 0x07: 'RDMA Write Middle', 0x08: 'RDMA Write Last',
-  0x09: 'RDMA Write Last with Immediate', 0x0a: 'RDMA Write Only', 0x0b: 'RDMA Write Only with Immediate',
-  0x0c: 'RDMA Read Request', 0x0d: 'RDMA Read Response First', 0x0e: 'RDMA Read Response Middle',
-  0x0f: 'RDMA Read Response Last', 0x10: 'RDMA Read Response Only', 0x11: 'Acknowledge', 0x12: 'Atomic Acknowledge',
-  0x13: 'CmpSwap', 0x14: 'FetchAdd', 0x16: 'Send Last with Invalidate', 0x17: 'Send Only with Invalidate',
-};
-export function bthOpcodeName(op: number): string {
-  const prefix = op >> 5 === 0 ? 'RC' : op >> 5 === 1 ? 'UC' : op >> 5 === 3 ? 'UD' : `0x${(op >> 5).toString(16)}`;
-  const base = OPS[op & 0x1f];
-  return base ? `${prefix} ${base}` : `${prefix} reserved 0x${op.toString(16)}`;
-}
-
 /** AETH syndrome in words (IBA 9.7.5.1.1; WIRE.md 1.5) */
 export function syndromeText(s: number): string {
   const type = (s >> 5) & 3; const v = s & 0x1f;

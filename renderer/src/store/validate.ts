@@ -13,7 +13,9 @@ export function accessProblem(access: readonly string[]): string | null {
 export function commandProblem(command: { cmd: string; args: unknown }): string | null {
   const r = Command.safeParse(command);
   if (!r.success) return describeZodError(r.error).message.replace(/^args\./, '');
-  if (command.cmd === 'mr.reg' || command.cmd === 'mw.bind') {
+  // (a window's access is not an MR's: ibv_bind_mw checks the MR it binds to — MW_BIND, LOCAL_WRITE for a writable
+  // window — and the device says so in the bind's completion, so no rule of ibv_reg_mr applies to mw.bind here)
+  if (command.cmd === 'mr.reg') {
     const acc = (command.args as { access?: string[] }).access ?? [];
     return accessProblem(acc);
   }

@@ -151,11 +151,13 @@ export class WebSocketTransport extends BaseTransport {
       this.queue = [];
     });
     ws.addEventListener('message', (e) => this.receive((e as MessageEvent).data));
-    ws.addEventListener('close', () => {
+    ws.addEventListener('close', (e) => {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.closed) return;
-      this.setStatus({ type: 'host', state: 'down', reason: 'lost the connection to the Verbs Lab server' });
+      // the server says why when it closes the socket itself (1009: a message over its size limit)
+      const why = (e as CloseEvent).reason;
+      this.setStatus({ type: 'host', state: 'down', reason: why ? `the Verbs Lab server closed the connection: ${why}` : 'lost the connection to the Verbs Lab server' });
       this.retry = setTimeout(() => { this.retry = null; if (!this.closed) this.open(); }, this.opts.reconnectMs ?? 1000);
     });
   }

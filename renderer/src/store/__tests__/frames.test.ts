@@ -8,8 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { decodeFrames, type DeviceEvent, type EventFrame } from '../../../../app/protocol/index.ts';
 import { parseScenarioText } from '../../../../app/scenario/load.ts';
 import { ScenarioRun } from '../../../../app/scenario/run.ts';
+import { libraryFile } from '../../../../app/scenario/library.ts';
 import type { Executor } from '../../../../app/host/api.ts';
 import { createConsoleStore } from '../store.ts';
+import { emptyReply } from './replies.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 type Mod = typeof import('../../../../app/host/executor.ts');
@@ -18,7 +20,7 @@ try { mod = await import('../../../../app/host/executor.ts'); new mod.NativeExec
 
 /** the scenario's events as the host sends them on autorun: frames (and JSON chunks for events already drained) */
 function batchesOf(file: string): (EventFrame[] | DeviceEvent[])[] {
-  const loaded = parseScenarioText(fs.readFileSync(path.join(root, 'e2e/scenarios', file), 'utf8'), file);
+  const loaded = parseScenarioText(fs.readFileSync(libraryFile(file), 'utf8'), file);
   if (!loaded.ok) throw new Error(loaded.error.message);
   const ex = new mod!.NativeExecutor({ seed: 1 });
   const out: (EventFrame[] | DeviceEvent[])[] = [];
@@ -109,7 +111,7 @@ describe.skipIf(!mod)('a free run\'s sampled frames', () => {
           live!({ type: 'events', frames: [frame], first: frame.firstSeq, count: frame.count, dropped: 0 });
           return { type: 'reply', id: 1, ok: true, result: { first: seqs[0], count: 0, events: seqs.filter((s) => s <= cut).map((s) => ({ seq: s, t: 0, kind: 'Log', device: 0, obj: 0, objKind: 'session', a: 0, b: 0, c: 0, d: 0, text: `history ${s}` })) } };
         }
-        return { type: 'reply', id: 2, ok: true, result: { devices: [], objects: [] } };
+        return { type: 'reply', id: 2, ok: true, result: emptyReply(c.cmd) };
       },
       onEvents: (cb: (b: unknown) => void) => { live = cb; return () => {}; }, onHost: () => () => {}, control: () => {},
     };

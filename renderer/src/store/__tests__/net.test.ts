@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { Command, Reply } from '../../../../app/protocol/index.ts';
 import { createConsoleStore, localGid, netView, type ConsoleTransport } from '../store.ts';
 import { commandProblem } from '../validate.ts';
+import { deviceList, deviceOut, qpOut } from './replies.ts';
 
 function fakeHost(answer: (c: Command) => unknown) {
   const sent: Command[] = [];
@@ -25,7 +26,7 @@ describe('network state in the console store', () => {
   it('reads the device transport from device.list and switches the run bar to real time', async () => {
     let onNet = false;
     const h = fakeHost((c) => (c.cmd === 'device.list'
-      ? { devices: [{ handle: 1, name: 'a', profile: { name: 'rxe' }, gids: [], portState: 4, net: onNet ? NET : null }], interfaces: [{ name: 'lo', up: true, loopback: true, mtu: 65536, addrs: ['127.0.0.1'] }] }
+      ? deviceList({ devices: [deviceOut({ handle: 1, name: 'a', net: onNet ? NET : null })], interfaces: [{ name: 'lo', index: 1, up: true, loopback: true, mtu: 65536, addrs: ['127.0.0.1'] }] })
       : {}));
     const store = createConsoleStore({ transport: h.transport, schedule: () => {} });
     await store.getState().refreshDevices();
@@ -44,7 +45,7 @@ describe('network state in the console store', () => {
   });
 
   it('connects to a remote host with the numbers typed in, and saves the network pcap of a device', async () => {
-    const h = fakeHost((c) => (c.cmd === 'pcap.get' ? { base64: 'AQID' } : c.cmd === 'qp.query' ? { handle: 5, qpNum: 17, attr: {} } : {}));
+    const h = fakeHost((c) => (c.cmd === 'pcap.get' ? { format: 'pcap', linktype: 'LINKTYPE_ETHERNET', length: 3, base64: 'AQID' } : c.cmd === 'qp.query' ? qpOut({ handle: 5, qpNum: 17 }) : {}));
     const store = createConsoleStore({ transport: h.transport, schedule: () => {} });
     expect(await store.getState().connectRemote(5, { dgid: '10.0.0.2', qpn: 0x11, psn: 0x456 }, 0x123)).toBe(true);
     expect(h.sent[0]).toMatchObject({ cmd: 'qp.connect', args: { qp: 5, remote: { dgid: '10.0.0.2', qpn: 0x11, psn: 0x456 }, sqPsn: 0x123 } });
@@ -61,6 +62,6 @@ describe('network state in the console store', () => {
 
   it('netView tolerates a missing transport', () => {
     expect(netView(null)).toBeNull();
-    expect(netView({ interface: 'eth0', port: 4791 })).toMatchObject({ interface: 'eth0', gids: [], stats: { txPackets: 0 } });
+    expect(netView({ ...NET, interface: 'eth0' })).toMatchObject({ interface: 'eth0', gids: [{ index: 0 }, { index: 1, ip: '127.0.0.1' }], stats: { txPackets: 3 } });
   });
 });

@@ -3,9 +3,10 @@ import type { DeviceEvent, Reply, Command } from '../../../../app/protocol/index
 import { ACK_WINDOW, createConsoleStore, type ConsoleTransport } from '../store.ts';
 import { EventRing, FilteredView } from '../eventRing.ts';
 import { KeyChecks, KeyTable, MemoryMarks, QueueModel, WireLog, keyByte, keyIndex } from '../models.ts';
-import { EVENT_KINDS, OBJ_KINDS } from '../../../../app/protocol/index.ts';
+import { Change, EVENT_KINDS, KeyState, OBJ_KINDS } from '../../../../app/protocol/index.ts';
 import { accessProblem, commandProblem } from '../validate.ts';
 import { explainWc } from '../explain.ts';
+import { emptyReply, sessionInfo } from './replies.ts';
 
 let seq = 0;
 const ev = (kind: string, over: Partial<DeviceEvent> = {}): DeviceEvent => ({
@@ -134,35 +135,48 @@ describe('key table derivation', () => {
 
   it('builds rows from ObjectCreated events and marks destroyed keys', () => {
     const k = new KeyTable();
-    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 7, device: 2, a: 0x1a2b, b: 0x1a2b, c: 0x7f0000000000, d: 4096 }));
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 7, device: 2, a: 0x1a2b, b: 0x1a2b, c: 0x7f0000000000, d: 4096, keyState: KeyState.values.valid }));
     expect(k.rows()).toHaveLength(1);
     const r = k.rows()[0];
     expect(r).toMatchObject({ handle: 7, type: 'MR', lkey: 0x1a2b, rkey: 0x1a2b, addr: 0x7f0000000000, length: 4096, state: 'valid' });
-    k.applyEvent(ev('ObjectDestroyed', { objKind: 'mr', obj: 7 }));
+    k.applyEvent(ev('ObjectDestroyed', { objKind: 'mr', obj: 7, keyState: KeyState.values.invalid }));
     expect(k.rows(false)).toHaveLength(0);
     expect(k.rows()[0].state).toBe('destroyed');
   });
 
-  it('follows MW binds and MR re-registration', () => {
+  it('follows MW binds and MR re-registration from the typed change and key state', () => {
     const k = new KeyTable();
-    k.applyEvent(ev('ObjectCreated', { objKind: 'mw', obj: 4, a: 0x2203, b: 1, text: 'MW type 1 rkey 0x00002203' }));
-    expect(k.rows()[0]).toMatchObject({ type: 'MW', rkey: 0x2203, state: 'free' });
-    k.applyEvent(ev('ObjectModified', { objKind: 'mw', obj: 4, a: 0x2204, b: 0x1000, c: 64, d: 2, text: 'MW bound: rkey 0x00002204 [0x1000, +64)' }));
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mw', obj: 4, a: 0x2203, b: 2, text: 'MW type 2 rkey 0x00002203', keyState: KeyState.values.free }));
+    expect(k.rows()[0]).toMatchObject({ type: 'MW', kind: 'type 2', rkey: 0x2203, state: 'free' });
+    k.applyEvent(ev('ObjectModified', { objKind: 'mw', obj: 4, a: 0x2204, b: 0x1000, c: 64, d: 2, change: Change.values.BIND, keyState: KeyState.values.valid }));
     expect(k.rows()[0]).toMatchObject({ rkey: 0x2204, addr: 0x1000, length: 64, access: 2, state: 'valid' });
-    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 5, a: 0x105, b: 0x105, c: 0x2000, d: 16 }));
-    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 5, a: 0x177, b: 0x177, text: 'MR re-registered, key now 0x00000177' }));
-    expect(k.byHandle.get(5)!.rkey).toBe(0x177);
+    k.applyEvent(ev('ObjectModified', { objKind: 'mw', obj: 4, a: 0x2204, change: Change.values.QP_DESTROYED, keyState: KeyState.values.free }));
+    expect(k.rows()[0]).toMatchObject({ rkey: 0x2204, state: 'free' });
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 5, a: 0x105, b: 0x105, c: 0x2000, d: 16, keyState: KeyState.values.valid }));
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 5, a: 0x177, b: 0x178, change: Change.values.REREG, keyState: KeyState.values.valid }));
+    expect(k.byHandle.get(5)).toMatchObject({ lkey: 0x177, rkey: 0x178, addr: 0x2000, length: 16 });
+  });
+
+  it('reads no state from the text: only the typed fields move a key', () => {
+    const k = new KeyTable();
+    k.applyEvent(ev('ObjectCreated', { objKind: 'mr', obj: 6, a: 0x106, b: 0x106, c: 0x1000, d: 8, keyState: KeyState.values.valid }));
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 6, a: 2, b: 2, c: 0x3000, d: 8192, text: 'MR 0x00000106 free, key now 0x999 (REG_MR bound)' }));
+    expect(k.byHandle.get(6)).toMatchObject({ lkey: 0x106, rkey: 0x106, addr: 0x1000, length: 8, state: 'valid' });
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 6, a: 2, b: 2, c: 0x3000, d: 8192, change: Change.values.MAP_MR_SG, keyState: KeyState.values.free }));
+    expect(k.byHandle.get(6)).toMatchObject({ lkey: 0x106, addr: 0x3000, length: 8192, state: 'free' });
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 6, a: 0x1a6, b: 0x4000, c: 64, d: 3, change: Change.values.REG_MR, keyState: KeyState.values.valid }));
+    expect(k.byHandle.get(6)).toMatchObject({ lkey: 0x1a6, rkey: 0x1a6, addr: 0x4000, length: 64, access: 3, state: 'valid' });
   });
 
   it('merges an mr.reg reply (access number, SG segments)', () => {
     const k = new KeyTable();
-    k.applyInfo('MR', { handle: 3, pd: 1, lkey: 0x305, rkey: 0x305, addr: 4096, length: 64, iova: 4096, access: 7, kind: 'fast_reg', state: 'valid',
+    k.applyInfo('MR', { handle: 3, mr: 3, accessNames: [], pd: 1, lkey: 0x305, rkey: 0x305, addr: 4096, length: 64, iova: 4096, access: 7, kind: 'fast_reg', state: 'valid',
       sg: [{ addr: 4096, length: 32, lkey: 0 }, { addr: 8192, length: 32, lkey: 0 }] });
     const r = k.rows()[0];
     expect(r.access).toBe(7);
     expect(r.sg).toEqual([{ addr: 4096, length: 32 }, { addr: 8192, length: 32 }]);
-    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 3, text: 'MR 3 now invalid (LOCAL_INV)' }));
-    expect(k.rows()[0].state).toBe('invalid');
+    k.applyEvent(ev('ObjectModified', { objKind: 'mr', obj: 3, a: 0x305, text: 'local invalidate: MR 0x00000305 free', change: Change.values.LOCAL_INV, keyState: KeyState.values.free }));
+    expect(k.rows()[0].state).toBe('free');
   });
 
   it('ignores events about other objects', () => {
@@ -175,7 +189,8 @@ describe('key table derivation', () => {
 describe('ring slot derivation', () => {
   it('tracks SQ producer/consumer and slot status from Wqe events', () => {
     const q = new QueueModel();
-    q.applyQpInfo({ handle: 9, qpNum: 0x11, init: { pd: 1, sendCq: 2, recvCq: 2, qpType: 2, cap: { maxSendWr: 4, maxRecvWr: 4 } }, attr: { qpState: 0 } });
+    // (a qp.query reply carries every attribute; this one lists those the model reads)
+    q.applyQpInfo({ handle: 9, qp: 9, qpNum: 0x11, device: 1, init: { pd: 1, sendCq: 2, recvCq: 2, srq: 0, qpType: 2, cap: { maxSendWr: 4, maxRecvWr: 4 } }, attr: { qpState: 0, destQpNum: 0 } } as unknown as Parameters<QueueModel['applyQpInfo']>[0]);
     // WqePosted: a = wr_id, b = WR opcode (0 = RDMA_WRITE), c = length, d = occupancy
     for (let i = 0; i < 6; i++) q.applyEvent(ev('WqePosted', { objKind: 'qp', obj: 9, a: 100 + i, b: 0, c: 8, d: i + 1 }));
     const sq = q.rings.get('qp:9:sq')!;
@@ -301,8 +316,7 @@ describe('a console that connects late', () => {
           live!({ type: 'events', first: 3, count: 2, dropped: 0, events: [3, 4].map((s) => ev('Log', { seq: s, text: `live ${s}` })) });
           return { type: 'reply', id: 1, ok: true, result: { first: 1, count: 6, events: history } } as Reply;
         }
-        if (c.cmd === 'session.info') return { type: 'reply', id: 2, ok: true, result: { objects: [] } } as Reply;
-        return { type: 'reply', id: 3, ok: true, result: { devices: [] } } as Reply;
+        return { type: 'reply', id: 2, ok: true, result: emptyReply(c.cmd) } as Reply;
       },
       onEvents: (cb) => { live = cb as typeof live; return () => {}; }, onHost: () => () => {}, control: () => {},
     };
@@ -324,7 +338,7 @@ describe('a console that connects late', () => {
   it('does not fetch the history when it already has events', async () => {
     const calls: string[] = [];
     const t: ConsoleTransport = {
-      call: async (c) => { calls.push(c.cmd); return { type: 'reply', id: 1, ok: true, result: { devices: [], objects: [] } } as Reply; },
+      call: async (c) => { calls.push(c.cmd); return { type: 'reply', id: 1, ok: true, result: emptyReply(c.cmd) } as Reply; },
       onEvents: () => () => {}, onHost: () => () => {}, control: () => {},
     };
     const frames = manualFrames();
@@ -344,7 +358,7 @@ describe('late connect, concurrently', () => {
         calls.push(c.cmd);
         await new Promise((r) => setTimeout(r, 5));
         if (c.cmd === 'events.recent') return { type: 'reply', id: 1, ok: true, result: { events: [1, 2].map((s) => ev('Log', { seq: s })) } } as Reply;
-        return { type: 'reply', id: 1, ok: true, result: { devices: [], objects: [] } } as Reply;
+        return { type: 'reply', id: 1, ok: true, result: emptyReply(c.cmd) } as Reply;
       },
       onEvents: () => () => {}, onHost: () => () => {}, control: () => {},
     };
@@ -368,7 +382,7 @@ describe('load generator counts', () => {
         call: async (c: Command) => {
           calls.push(c.cmd);
           if (c.cmd === 'engine.traffic') { trafficOn = (c.args as { on: boolean }).on; return { type: 'reply', id: 1, ok: true, result: { traffic: { on: trafficOn, qp: 5, posted, completed: 0 } } } as Reply; }
-          if (c.cmd === 'session.info') { posted += 64; return { type: 'reply', id: 2, ok: true, result: { objects: [], traffic: { on: trafficOn, qp: 5, posted, completed: posted >> 8 } } } as Reply; }
+          if (c.cmd === 'session.info') { posted += 64; return { type: 'reply', id: 2, ok: true, result: sessionInfo({ traffic: { on: trafficOn, qp: 5, cq: 2, wrs: 1, posted, completed: posted >> 8 } }) } as Reply; }
           return { type: 'reply', id: 3, ok: true, result: {} } as Reply;
         },
         onEvents: () => () => {}, onHost: () => () => {}, control: () => {},

@@ -18,6 +18,22 @@ describe('wire log derivation', () => {
     expect(packetFields(r).some(([k]) => k === 'hex')).toBe(false);
   });
 
+  it('shows an upper-layer payload as its registered decoder reads it (an NVMe Write capsule of a real Linux session)', () => {
+    // RC SEND Only to QP 0x12: BTH + the 64-byte SQE + ICRC, frame 7 of app/protocol/fixtures/nvme-rdma-capsules.pcap
+    const hex = '0400ffff0000001280bc2a15014004000100000000000000000000000000000000000000008073efac88ffff000001f72300004f'
+      + '00000000000000007f0000000000000000000000000000004ca75c60';
+    const w = new WireLog();
+    w.applyEvent({ ...base, kind: 'PacketSent', pkt: { len: hex.length / 2, hex, opcode: 4, opcodeName: 'RC Send Only', destQp: 0x12, psn: 0xbc2a15, pad: 0, payloadLen: 64, icrc: 0 } } as DeviceEvent);
+    const r = w.rows[0]!;
+    expect(r.payload?.summary).toBe('NVMe Write CID 4 NSID 1 SLBA 0 NLB 128');
+    expect(packetFields(r)).toContainEqual(['nvme-rdma', 'NVMe Write CID 4 NSID 1 SLBA 0 NLB 128']);
+    expect(packetFields(r)).toContainEqual(['nvme-rdma.sgl1.key', '0x000023f7']);
+    // a packet no decoder claims shows its transport headers only
+    w.applyEvent({ ...base, kind: 'PacketSent', pkt: { len: 20, hex: '04000000'.repeat(5), opcode: 4, destQp: 1, psn: 1, pad: 0, payloadLen: 4 } } as DeviceEvent);
+    expect(w.rows[1]!.payload).toBeUndefined();
+    expect(packetFields(w.rows[1]!).some(([k]) => k.startsWith('nvme-rdma'))).toBe(false);
+  });
+
   it('marks a NAK from its AETH syndrome', () => {
     const w = new WireLog();
     w.applyEvent({ ...base, kind: 'PacketSent', pkt: { len: 20, opcode: 0x11, destQp: 18, psn: 1, aeth: { syndrome: 0x62, text: 'NAK Remote Access Error', msn: 0 } } } as DeviceEvent);
@@ -69,10 +85,11 @@ describe('memory marks', () => {
 
 describe('reply readers', () => {
   it('reads memory.read hex and a device.list entry', () => {
-    expect([...bytesFrom({ addr: 1, length: 3, hex: 'cafe01' })]).toEqual([0xca, 0xfe, 0x01]);
+    expect([...bytesFrom('cafe01')]).toEqual([0xca, 0xfe, 0x01]);
+    // (the reply's profile carries every limit; this one lists those the view reads)
     const d = deviceView({ handle: 2, device: 2, name: 'left', portState: 4, nodeGuid: '00564cfffe000002',
       gids: [{ index: 1, gid: '0000:0000:0000:0000:0000:ffff:0a00:0002', type: 'RoCE v2' }],
-      profile: { name: 'rxe', deviceCapFlags: 0x1223c76, atomicCap: 1, maxQp: 65536, maxCqe: 32767, activeMtu: 3, activeMtuName: 'IBV_MTU_1024', transport: 'RoCEv2' } });
+      profile: { name: 'rxe', deviceCapFlags: 0x1223c76, atomicCap: 1, maxQp: 65536, maxCqe: 32767, activeMtu: 3, activeMtuName: 'IBV_MTU_1024', transport: 'RoCEv2', atomicCapName: 'IBV_ATOMIC_HCA' }, portStateName: 'IBV_PORT_ACTIVE', net: null } as unknown as Parameters<typeof deviceView>[0]);
     expect(d).toMatchObject({ handle: 2, name: 'left', profile: 'rxe', atomicCap: 'IBV_ATOMIC_HCA', portStateName: 'IBV_PORT_ACTIVE', activeMtu: 'IBV_MTU_1024' });
     expect(d.capNames).toContain('IBV_DEVICE_MEM_WINDOW');
     expect(d.limits).toContainEqual(['max_qp', 65536]);
