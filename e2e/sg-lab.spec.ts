@@ -1,7 +1,35 @@
 // Lab 1 (scatter lists under one key) in the console: build a gapped list, see where the page rule breaks and why,
 // run the five strategies and compare them; screenshots of the builder and of the comparison.
+import fs from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { START, noErrors, panel, shot } from './helpers.ts';
+
+const lab = JSON.parse(fs.readFileSync('labs/sg/lab.json', 'utf8')) as { sections: { id: string; steps: { id: string }[] }[] };
+
+test('lab 1 walks to green in the Labs panel, section by section', async ({ page }) => {
+  test.setTimeout(180_000);
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(START);
+  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+  await panel(page, 'labs');
+  await page.getByTestId('lab-open-sg').click();
+  await expect(page.getByTestId('lab-sg')).toBeVisible();
+  await page.getByTestId('lab-start').click();
+  await page.getByTestId('lab-why-build').click();
+  await expect(page.getByTestId('lab-why-text-build')).toContainText('ib_sg_to_pages');
+  await expect(page.getByTestId('lab-modelled-pool512')).toContainText('page_size_cap');
+  for (const sec of lab.sections) {
+    for (const st of sec.steps) {
+      const row = page.getByTestId(`lab-step-${st.id}`);
+      await expect(row).toHaveAttribute('data-state', 'todo');
+      await page.getByTestId(`lab-do-${st.id}`).click();
+      await expect(row).toHaveAttribute('data-state', 'holds', { timeout: 60_000 });
+    }
+    await page.getByTestId(`lab-section-${sec.id}`).screenshot({ path: `e2e/screenshots/lab-sg-${sec.id}.png` });
+  }
+  expect(problems).toEqual([]);
+});
 
 test('the SG lab: the builder marks the gap, the five strategies run side by side', async ({ page }) => {
   test.setTimeout(120_000);
