@@ -54,3 +54,16 @@ describe('SG lab: agent input', () => {
     expect(handleSg(addon, 'sg.check', { list: [{ offset: 0, length: 100 }] })).toMatchObject({ ok: true, result: { mapped: 1 } });
   });
 });
+
+describe('SG lab: headless through the platform', () => {
+  it('every step holds, and the digest is the same run after run (wall-clock figures are left out of it)', async () => {
+    const { runLabs } = await import('../../app/scenario/lab-cli.ts');
+    const a = await runLabs(['sg']), b = await runLabs(['sg']);
+    expect(a.errors).toEqual([]);
+    expect(a.runs[0]!.steps.filter((s) => !s.passed)).toEqual([]);
+    expect(a.runs[0]!.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(b.runs[0]!.digest).toBe(a.runs[0]!.digest);
+    const table = a.runs[0]!.steps.find((s) => s.id === 'compare')?.outputs?.table as { rows: { strategy: string; outcome: string }[] };
+    expect(table.rows.map((r) => `${r.strategy}:${r.outcome}`)).toEqual(['fast_reg:refused', 'bounce:ok', 'multi_mr:ok', 'pool512:refused', 'indirect:ok']);
+  }, 60_000);
+});

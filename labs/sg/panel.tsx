@@ -63,8 +63,8 @@ export function SgComparisonTable({ c }: { c: SgComparison }) {
             <td>{n1(r.perPair?.bytesCopied)}</td><td>{n1(r.perPair?.registrations)}</td><td>{n1(r.perPair?.invalidations)}</td>
             <td>{n1(r.perPair?.keysOnWire)}</td><td>{n1(r.perPair?.remoteOps)}</td><td>{n1(r.perPair?.wrsPosted)}</td>
             <td>{n1(r.perPair?.packets)}</td><td>{us(r.perPair?.deviceNs)}</td><td>{us(r.perPair?.wallNs)}</td>
-            <td>{us(r.perPair?.initiatorNs)}</td><td>{r.mrsHeld}</td><td>{us(r.latencyQd1?.deviceNsPerIo)}</td>
-            <td>{r.throughputQd32 ? (r.throughputQd32.bytesPerWallSecond / 1e6).toFixed(0) : '—'}</td>
+            <td>{us(r.perPair?.wallInitiatorNs)}</td><td>{r.mrsHeld}</td><td>{us(r.latencyQd1?.deviceNsPerIo)}</td>
+            <td>{r.throughputQd32 ? (r.throughputQd32.wallBytesPerSecond / 1e6).toFixed(0) : '—'}</td>
             <td>{r.throughputQd32?.maxInFlight ?? '—'}</td>
           </tr>
         ))}
@@ -75,7 +75,7 @@ export function SgComparisonTable({ c }: { c: SgComparison }) {
 
 const METRICS = {
   bytesCopied: 'bytes copied per pair', keysOnWire: 'keys on the wire per pair', remoteOps: 'remote operations per pair',
-  wrsPosted: 'WRs posted per pair', initiatorNs: 'initiator ns per pair', wallNs: 'wall ns per pair',
+  wrsPosted: 'WRs posted per pair', wallInitiatorNs: 'initiator ns per pair', wallNs: 'wall ns per pair',
 } as const;
 type Metric = keyof typeof METRICS;
 

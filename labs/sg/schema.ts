@@ -65,7 +65,7 @@ export type SgRunArgs = z.input<typeof SgRunArgs>;
 
 export const SgCounters = z.object({
   bytesMoved: count, bytesCopied: count, registrations: count, invalidations: count, keysOnWire: count, remoteOps: count,
-  wrsPosted: count, packets: count, deviceNs: count, wallNs: count, initiatorNs: count, mrsHeld: count, maxInFlight: count,
+  wrsPosted: count, packets: count, deviceNs: count, wallNs: count, wallInitiatorNs: count, mrsHeld: count, maxInFlight: count,
   poolWaits: count, iosDone: count,
 });
 export type SgCounters = z.infer<typeof SgCounters>;
@@ -86,12 +86,12 @@ export const SgComparisonRow = z.object({
   perPair: z.object({
     bytesMoved: z.number(), bytesCopied: z.number(), registrations: z.number(), invalidations: z.number(),
     keysOnWire: z.number(), remoteOps: z.number(), wrsPosted: z.number(), packets: z.number(), deviceNs: z.number(),
-    wallNs: z.number(), initiatorNs: z.number(),
+    wallNs: z.number(), wallInitiatorNs: z.number(),
   }).nullable(),
   mrsHeld: count,
   latencyQd1: z.object({ deviceNsPerIo: z.number(), wallNsPerIo: z.number() }).nullable(),
   throughputQd32: z.object({
-    bytesPerDeviceSecond: z.number(), bytesPerWallSecond: z.number(), maxInFlight: count, poolWaits: count,
+    bytesPerDeviceSecond: z.number(), wallBytesPerSecond: z.number(), maxInFlight: count, poolWaits: count,
   }).nullable(),
 });
 export type SgComparisonRow = z.infer<typeof SgComparisonRow>;

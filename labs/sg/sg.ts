@@ -107,12 +107,12 @@ export function compare(addon: NativeAddon, list: SgElem[], o: CompareOptions = 
         bytesMoved: per(c.bytesMoved), bytesCopied: per(c.bytesCopied), registrations: per(c.registrations),
         invalidations: per(c.invalidations), keysOnWire: per(c.keysOnWire), remoteOps: per(c.remoteOps),
         wrsPosted: per(c.wrsPosted), packets: per(c.packets), deviceNs: per(c.deviceNs), wallNs: per(c.wallNs),
-        initiatorNs: per(c.initiatorNs),
+        wallInitiatorNs: per(c.wallInitiatorNs),
       },
       latencyQd1: { deviceNsPerIo: c.deviceNs / (2 * pairs), wallNsPerIo: c.wallNs / (2 * pairs) },
       throughputQd32: r32.err !== 0 ? null : {
         bytesPerDeviceSecond: r32.counters.deviceNs ? (r32.counters.bytesMoved * 1e9) / r32.counters.deviceNs : 0,
-        bytesPerWallSecond: r32.counters.wallNs ? (r32.counters.bytesMoved * 1e9) / r32.counters.wallNs : 0,
+        wallBytesPerSecond: r32.counters.wallNs ? (r32.counters.bytesMoved * 1e9) / r32.counters.wallNs : 0,
         maxInFlight: r32.counters.maxInFlight, poolWaits: r32.counters.poolWaits,
       },
     });

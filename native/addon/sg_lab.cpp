@@ -180,7 +180,7 @@ Napi::Value SgLabRun(const Napi::CallbackInfo& info, vl::Session& s) {
   N("bytesMoved", r.c.bytes_moved); N("bytesCopied", r.c.bytes_copied); N("registrations", r.c.registrations);
   N("invalidations", r.c.invalidations); N("keysOnWire", r.c.keys_on_wire); N("remoteOps", r.c.remote_ops);
   N("wrsPosted", r.c.wrs_posted); N("packets", r.c.packets); N("deviceNs", r.c.device_ns); N("wallNs", r.c.wall_ns);
-  N("initiatorNs", r.c.initiator_ns); N("mrsHeld", r.c.mrs_held); N("maxInFlight", r.c.max_in_flight);
+  N("wallInitiatorNs", r.c.initiator_ns); N("mrsHeld", r.c.mrs_held); N("maxInFlight", r.c.max_in_flight);
   N("poolWaits", r.c.pool_waits); N("iosDone", r.c.ios_done);
   v.Set("counters", c);
   o.Set("value", v);                               // the run's figures come back with a refusal too
