@@ -27,5 +27,8 @@ export default defineConfig({
   test: {
     include: ['**/*.test.ts', '**/*.test.tsx'],
     environment: 'node',
+    // tests assert behaviour, not speed: on a loaded 2-core machine a library replay can take longer than vitest's 5 s
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
   },
 } as never);

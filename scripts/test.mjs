@@ -4,7 +4,8 @@
 //   (d) vitest (app/**, renderer/** *.test.ts)   (e) scenarios (scenarios/*.json, labs/*/scenarios/*.json)
 //   (f) Playwright e2e   (g) fuzz: each libFuzzer target (fuzz/*.cpp, clang, ASan + UBSan) for a few seconds over its
 //   seed corpus   (h) labs (every lab of labs/ headless: verbslab lab run all)
-// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs)
+//   (i) soak: 30 s of the chaos soak (native/tools/vl_soak.cpp; `npm run soak -- --minutes N` by hand)
+// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs, soak)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,7 +17,7 @@ const results = path.join(root, 'build', 'test-results');
 fs.mkdirSync(results, { recursive: true });
 const argv = process.argv.slice(2);
 const onlyArg = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] ?? '' : '';
-const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'fuzz', h: 'labs' };
+const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'fuzz', h: 'labs', i: 'soak' };
 const only = new Set(onlyArg.split(',').filter(Boolean).map((s) => SUITES[s] ?? s));
 const want = (name) => only.size === 0 || only.has(name);
 const t0 = Date.now();
@@ -220,6 +221,18 @@ if (want('fuzz')) {
     for (const t of s.targets) console.log(`   ${t.ok ? 'ok  ' : 'FAIL'} ${t.target}: ${t.executions} executions, cov ${t.coverage}, corpus ${t.corpus}${t.ok ? '' : ` — ${t.error} (input ${t.artifact})`}`);
     record('fuzz', s.targets.filter((t) => t.ok).length, s.targets.filter((t) => !t.ok).length);
   } else record('fuzz', 0, 1, `no JSON summary (exit ${r.code})`);
+}
+
+if (want('soak')) {
+  const secs = Number(process.env.VL_SOAK_SECONDS ?? 30);
+  step(`soak (${secs} s: two devices over UDP on loopback, faults and corrupted datagrams)`);
+  const r = await sh(process.execPath, ['scripts/soak.mjs', '--seconds', String(secs), '--json', '--seed', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let s = null;
+  try { s = JSON.parse(r.out.trim().split('\n').pop() ?? ''); } catch { /* not JSON */ }
+  if (r.code === 0 && s) {
+    console.log(`   ${s.ops} ops, ${(s.bytes / 1e6).toFixed(1)} MB verified, 0 lost; injected ${s.injected.loss} losses, ${s.injected.duplicate} duplicates, ${s.injected.corrupted} corrupted (${s.b_dropped.bad_icrc} dropped on the ICRC)`);
+    record('soak', 1, 0);
+  } else record('soak', 0, 1, `exit ${r.code}`);
 }
 
 // ------------------------------------------------------------------ 3. summary

@@ -32,20 +32,24 @@ describe('profile quirks: device table and console table agree', () => {
 });
 
 describe('explanations name the rule that applied', () => {
-  it('rxe: a local key failure as IBV_WC_LOC_QP_OP_ERR says rxe and what the IBA does', () => {
-    const t = explainWc('IBV_WC_LOC_QP_OP_ERR', 'lkey 0x1234: key byte 0x34 != 0x35', byName('rxe').quirks);
-    expect(t).toContain('lkey 0x1234: key byte 0x34 != 0x35');
-    expect(t).toContain('If a gather SGE failed its local key check: this device follows rxe');
-    expect(t).toContain('IBV_WC_LOC_PROT_ERR');
-    expect(t).toContain('rxe_req.c');
+  it('rxe: a sender\'s IBV_WC_REM_OP_ERR tells the receive-too-small rule as a condition, with what the IBA does', () => {
+    const t = explainWc('IBV_WC_REM_OP_ERR', undefined, byName('rxe').quirks);
+    expect(t).toContain('If the SEND was longer than the posted receive buffers: this device follows rxe');
+    expect(t).toContain('IBV_WC_REM_INV_REQ_ERR');
+    expect(t).toContain('rxe_resp.c send_data_in');
   });
-  it('cx: IBV_WC_LOC_PROT_ERR says the IBA rule and what rxe does', () => {
+  it('cx: IBV_WC_LOC_PROT_ERR tells the unfenced LOCAL_INV rule and what rxe does', () => {
     const rules = quirkRules('IBV_WC_LOC_PROT_ERR', byName('cx').quirks);
-    expect(rules.some((r) => r.includes('this device follows the IBA / ConnectX') && r.includes('IBV_WC_LOC_QP_OP_ERR'))).toBe(true);
+    expect(rules).toHaveLength(1);
+    expect(rules[0]).toMatch(/^If an unfenced LOCAL_INV followed an RDMA READ into the MR it invalidates: this device follows the IBA \/ ConnectX: .*; rxe holds every LOCAL_INV/);
   });
   it('rxe: IBV_WC_RETRY_EXC_ERR mentions the receive CQ overrun rule; cx does not', () => {
     expect(quirkRules('IBV_WC_RETRY_EXC_ERR', byName('rxe').quirks).join(' ')).toContain('rxe_resp.c do_complete');
     expect(quirkRules('IBV_WC_RETRY_EXC_ERR', byName('cx').quirks)).toEqual([]);
+  });
+  it('a completion tagged with its rule: the key check reason, then that rule alone', () => {
+    const t = explainWc('IBV_WC_LOC_QP_OP_ERR', 'lkey 0x1234: key byte 0x34 != 0x35', byName('rxe').quirks, 'localKeyErrorStatus');
+    expect(t).toBe(`${'a local QP operation error: the WQE was malformed or not allowed for this QP'}: lkey 0x1234: key byte 0x34 != 0x35. Rule applied: this device follows rxe: ${QUIRKS.localKeyErrorStatus.rxe}; ${QUIRKS.localKeyErrorStatus.iba} (${QUIRKS.localKeyErrorStatus.source}).`);
   });
   it('a completion tagged with its rule tells that rule alone', () => {
     const rules = quirkRules('IBV_WC_LOC_QP_OP_ERR', byName('rxe').quirks, 'recvTooSmallIsMalformed');

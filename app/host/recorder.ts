@@ -380,6 +380,7 @@ export class ScenarioHost {
       if (auto && auto !== st.as) this.recorder.rename(auto, st.as);
     }
     if (st.note) this.recorder.setNote(i, st.note);
+    if (st.capture) this.recorder.setCapture(i, structuredClone(st.capture));
     if (st.expect && Object.keys(st.expect).length) this.recorder.addExpectation(i, structuredClone(st.expect));
   }
 

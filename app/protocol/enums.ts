@@ -90,7 +90,7 @@ export const KeyState = table({ invalid: 0, free: 1, valid: 2 });
 /** DeviceEvent.change of ObjectModified: what modified the object. */
 export const Change = table({
   REREG: 0, MAP_MR_SG: 1, REG_MR: 2, LOCAL_INV: 3, REMOTE_INV: 4, BIND: 5, QP_DESTROYED: 6, MODIFY_QP: 7, MODIFY_SRQ: 8,
-  NET_ATTACH: 9,
+  NET_ATTACH: 9, UNBIND: 10,
 });
 /** `a` of Timer events. */
 export const TimerReason = table({ ACK_TIMEOUT: 0, RNR_WAIT: 1, RNR_EXPIRED: 2, RETRANSMIT: 3 });

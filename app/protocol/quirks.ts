@@ -17,7 +17,9 @@ export interface QuirkDoc {
   iba: string;
   /** Public sources (kernel / rdma-core files and functions, spec sections, man pages). */
   source: string;
-  /** Completion statuses this rule produces: on a device with the rxe value, and on one with the IBA value. */
+  /** Statuses this rule can cause on completions that cannot name it because the cause lay elsewhere (a NAK, an ACK
+   *  that never came, an MR invalidated under a READ): on a device with the rxe value, and on one with the IBA value.
+   *  Completions the device decided by this rule carry it in their `rule` field instead. */
   statuses: { rxe: readonly WcStatusName[]; iba: readonly WcStatusName[] };
 }
 
@@ -44,7 +46,7 @@ export const QUIRKS = {
     rxe: 'a send completion that does not fit the send CQ is lost (IBV_EVENT_CQ_ERR) but rxe ignores the failure: the QP stays in RTS',
     iba: 'the IBA lets the channel adapter move the QP to the error state on a CQ overrun; the cx profile does, so later work requests complete with IBV_WC_WR_FLUSH_ERR',
     source: 'drivers/infiniband/sw/rxe/rxe_comp.c do_complete (rxe_cq_post result ignored); IBA 11.4.2.1',
-    statuses: { rxe: [], iba: ['IBV_WC_WR_FLUSH_ERR'] },
+    statuses: { rxe: [], iba: [] },
   },
   errorWcNotSolicited: {
     rxeValue: true,
@@ -68,7 +70,7 @@ export const QUIRKS = {
     rxe: 'rxe rounds every CQ, send and receive queue depth up to 2^n - 1 and sizes a send WQE for max(max_send_sge x 16, max_inline_data) bytes, granting both caps from that size; the create replies report what was granted',
     iba: 'the cx profile grants exactly the depths and caps asked for (modelled: real mlx5 rounds in its own way)',
     source: 'drivers/infiniband/sw/rxe/rxe_queue.c rxe_queue_init; rxe_qp.c rxe_qp_init_req, rxe_qp_init_resp; rxe_cq.c rxe_cq_from_init',
-    statuses: { rxe: [], iba: ['IBV_WC_WR_FLUSH_ERR'] },
+    statuses: { rxe: [], iba: [] },
   },
   wcFlagsRxe: {
     rxeValue: true,
@@ -92,7 +94,7 @@ export const QUIRKS = {
     rxe: 'rxe reports a bad gather lkey, an MR of another PD or an SGE outside its MR as IBV_WC_LOC_QP_OP_ERR: copy_data returns -EINVAL for them and the requester maps only -EFAULT to IBV_WC_LOC_PROT_ERR',
     iba: 'the IBA / ConnectX report a failed local key check as IBV_WC_LOC_PROT_ERR',
     source: 'drivers/infiniband/sw/rxe/rxe_req.c rxe_requester (finish_packet error); rxe_mr.c copy_data; IBA 10.7.2.1',
-    statuses: { rxe: ['IBV_WC_LOC_QP_OP_ERR'], iba: ['IBV_WC_LOC_PROT_ERR'] },
+    statuses: { rxe: [], iba: [] },
   },
   recvTooSmallIsMalformed: {
     rxeValue: true,
@@ -100,7 +102,7 @@ export const QUIRKS = {
     rxe: 'a SEND longer than the posted receive buffers makes rxe\'s copy_data return -EINVAL, which the responder treats as a malformed receive WQE: NAK remote operational error (sender IBV_WC_REM_OP_ERR), receive IBV_WC_LOC_QP_OP_ERR',
     iba: 'the IBA / ConnectX NAK it as an invalid request (sender IBV_WC_REM_INV_REQ_ERR) and complete the receive with IBV_WC_LOC_LEN_ERR',
     source: 'drivers/infiniband/sw/rxe/rxe_resp.c send_data_in (RESPST_ERR_MALFORMED_WQE); rxe_mr.c copy_data; IBA 9.7.5.2.2',
-    statuses: { rxe: ['IBV_WC_REM_OP_ERR', 'IBV_WC_LOC_QP_OP_ERR'], iba: ['IBV_WC_REM_INV_REQ_ERR', 'IBV_WC_LOC_LEN_ERR'] },
+    statuses: { rxe: ['IBV_WC_REM_OP_ERR'], iba: ['IBV_WC_REM_INV_REQ_ERR'] },
   },
   invalidateChecksPd: {
     rxeValue: false,
@@ -108,7 +110,7 @@ export const QUIRKS = {
     rxe: 'rxe invalidates a fast-registration MR from a QP of any PD (LOCAL_INV and SEND_WITH_INV)',
     iba: 'the IBA requires the QP and the MR to share a PD: the cx profile fails the LOCAL_INV',
     source: 'drivers/infiniband/sw/rxe/rxe_mr.c rxe_invalidate_mr; IBA 10.6.5',
-    statuses: { rxe: [], iba: ['IBV_WC_LOC_QP_OP_ERR'] },
+    statuses: { rxe: [], iba: [] },
   },
   regMrWrChecksAccess: {
     rxeValue: false,
@@ -116,7 +118,7 @@ export const QUIRKS = {
     rxe: 'rxe\'s fast registration takes any access flags, REMOTE_WRITE without LOCAL_WRITE included',
     iba: 'the cx profile refuses REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE, as ibv_reg_mr does',
     source: 'drivers/infiniband/sw/rxe/rxe_mr.c rxe_reg_fast_mr; core ib_check_mr_access; IBA 10.6.3.1',
-    statuses: { rxe: [], iba: ['IBV_WC_LOC_QP_OP_ERR'] },
+    statuses: { rxe: [], iba: [] },
   },
 } as const satisfies Record<string, QuirkDoc>;
 

@@ -148,7 +148,8 @@ export function validateScenario(data: unknown, file = 'scenario'): LoadResult {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return stepError(i, undefined, undefined, 'expected an object {"cmd": ..., "args": {...}}');
     const cmd = (raw as { cmd?: unknown }).cmd;
     if (typeof cmd !== 'string') return stepError(i, undefined, 'cmd', 'expected a command name (string)');
-    const schema = StepByCmd[cmd];
+    // own keys only: "toString" or "__proto__" must not find Object.prototype's members
+    const schema = Object.hasOwn(StepByCmd, cmd) ? StepByCmd[cmd] : undefined;
     if (!schema) {
       const near = closest(cmd, SCENARIO_COMMANDS);
       return stepError(i, undefined, 'cmd', `unknown command ${JSON.stringify(cmd.slice(0, 64))}${near ? ` (did you mean "${near}"?)` : ''}`);

@@ -232,6 +232,9 @@ export class ScenarioRecorder {
 
   setNote(i: number, note: string | undefined) { const r = this.steps[i]; if (r) { if (note) r.step.note = note; else delete r.step.note; } }
 
+  /** Values captured before step i (a replayed scenario's own "capture", which its expectations may refer to). */
+  setCapture(i: number, c: Step['capture']) { const r = this.steps[i]; if (r) { if (c) r.step.capture = c; else delete r.step.capture; } }
+
   /** Remove a step (and nothing else: later references to what it created will be reported by validation). */
   removeStep(i: number) { this.steps.splice(i, 1); }
 

@@ -121,7 +121,7 @@ export function keyEvent(e: DeviceEvent): { state?: string; lkey?: bigint; rkey?
   if (e.keyState !== undefined) out.state = KeyState.name(e.keyState);
   const a = toBig(e.a), b = toBig(e.b);
   if (a === undefined) return out;
-  if (e.change === Change.values.BIND) out.rkey = a;
+  if (e.change === Change.values.BIND || e.change === Change.values.UNBIND) out.rkey = a;
   else if (e.change === Change.values.REREG) { out.lkey = a; if (b !== undefined) out.rkey = b; }
   else if (e.change === Change.values.REG_MR) { out.lkey = a; out.rkey = a; }
   return out;

@@ -68,6 +68,22 @@ TEST(EventsTyped, MwLifeCycle) {
   // type 1 windows are created VALID (zero length), type 2 FREE (rxe_alloc_mw)
   auto w1 = p.s.alloc_mw(p.b.pd, MW_TYPE_1).value;
   EXPECT_EQ(last(p.s, EventKind::ObjectCreated, w1.handle).key_state, u8(KeyState::Valid));
+  // type 1 through the bind verb: bound, then unbound with length 0 (each gives a new rkey; the window stays VALID)
+  auto k1 = p.s.bind_mw(p.b.qp, w1.handle, 1, SEND_SIGNALED, p.b.mr.handle, p.b.buf.addr, 128, ACCESS_REMOTE_WRITE);
+  ASSERT_TRUE(k1.ok()) << k1.msg;
+  p.s.run();
+  auto e1 = last(p.s, EventKind::ObjectModified, w1.handle);
+  EXPECT_EQ(e1.change, u8(Change::Bind));
+  EXPECT_EQ(e1.a, k1.value);
+  auto k2 = p.s.bind_mw(p.b.qp, w1.handle, 2, SEND_SIGNALED, 0, 0, 0, 0);
+  ASSERT_TRUE(k2.ok()) << k2.msg;
+  p.s.run();
+  e1 = last(p.s, EventKind::ObjectModified, w1.handle);
+  EXPECT_EQ(e1.change, u8(Change::Unbind));
+  EXPECT_EQ(e1.key_state, u8(KeyState::Valid));
+  EXPECT_EQ(e1.a, k2.value);
+  EXPECT_EQ(e1.c, 0u);
+  p.poll(p.b.scq);
   auto w = p.s.alloc_mw(p.b.pd, MW_TYPE_2).value;
   EXPECT_EQ(last(p.s, EventKind::ObjectCreated, w.handle).key_state, u8(KeyState::Free));
   // BIND_MW -> VALID with the new rkey in a

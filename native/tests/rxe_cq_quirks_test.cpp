@@ -69,6 +69,7 @@ TEST(RxeCqQuirks, SendCqOverrunKeepsRtsOnRxeOnly) {
     auto wc = p.poll(small);
     ASSERT_EQ(wc.size(), 1u) << prof;
     EXPECT_EQ(wc[0].status, rxe ? WC_SUCCESS : WC_WR_FLUSH_ERR) << prof;
+    EXPECT_STREQ(wc[0].rule, rxe ? nullptr : "sendCqOverflowKeepsRts") << prof;
   }
 }
 
@@ -120,6 +121,8 @@ TEST(RxeCqQuirks, WcFlags) {
     EXPECT_EQ(s[0].wc_flags, rxe ? uint32_t(WC_WITH_IMM) : 0u) << prof;
     EXPECT_EQ(s[1].wc_flags, rxe ? uint32_t(WC_WITH_IMM) : 0u) << prof;
     EXPECT_EQ(s[2].wc_flags, 0u) << prof;
+    EXPECT_STREQ(s[0].rule, rxe ? "wcFlagsRxe" : nullptr) << prof;
+    EXPECT_STREQ(s[2].rule, nullptr) << prof;
     auto r = p.poll(p.b.rcq);
     ASSERT_EQ(r.size(), 3u) << prof;
     const uint32_t grh = rxe ? uint32_t(WC_GRH) : 0u;

@@ -90,7 +90,9 @@ TEST(RxeKeyQuirks, LocalKeyFailureStatus) {
       if (k == 0) w.sg_list = {{p.a.buf.addr, 64, p.a.mr.lkey ^ 1}};
       if (k == 1) w.sg_list = {{p.a.buf.addr, 64, other.lkey}};
       if (k == 2) w.sg_list = {{p.a.buf.addr + 65536 - 16, 64, p.a.mr.lkey}};
-      EXPECT_EQ(p.send_one(p.a, w).status, want) << prof << " case " << k;
+      Wc c = p.send_one(p.a, w);
+      EXPECT_EQ(c.status, want) << prof << " case " << k;
+      EXPECT_STREQ(c.rule, "localKeyErrorStatus") << prof;   // the completion names the rule that decided it
       EXPECT_EQ(p.state(p.a), QPS_ERR) << prof;
     }
     // UD gathers the same way
@@ -118,6 +120,7 @@ TEST(RxeKeyQuirks, SendLongerThanReceive) {
     auto r = p.poll(p.b.rcq);
     ASSERT_EQ(r.size(), 1u) << prof;
     EXPECT_EQ(r[0].status, is_rxe(prof) ? WC_LOC_QP_OP_ERR : WC_LOC_LEN_ERR) << prof;
+    EXPECT_STREQ(r[0].rule, "recvTooSmallIsMalformed") << prof;
     EXPECT_EQ(p.state(p.b), QPS_ERR) << prof;
   }
   // UC on rxe: the receive completes LOC_QP_OP_ERR and the QP goes to ERR (class A without the NAK)
@@ -150,7 +153,9 @@ TEST(RxeKeyQuirks, LocalInvFromAnotherPd) {
     MrInfo f;
     ASSERT_EQ(fast_reg(p, c.qp, cq2, pd2, p.a.buf, ACCESS_LOCAL_WRITE, f), uint32_t(WC_SUCCESS)) << prof;
     SendWr inv; inv.wr_id = 3; inv.opcode = WR_LOCAL_INV; inv.send_flags = SEND_SIGNALED; inv.imm_data = f.rkey;
-    EXPECT_EQ(p.send_one(p.a, inv).status, is_rxe(prof) ? WC_SUCCESS : WC_LOC_QP_OP_ERR) << prof;
+    Wc c = p.send_one(p.a, inv);
+    EXPECT_EQ(c.status, is_rxe(prof) ? WC_SUCCESS : WC_LOC_QP_OP_ERR) << prof;
+    EXPECT_STREQ(c.rule, "invalidateChecksPd") << prof;
     EXPECT_EQ(p.s.mr_info(f.handle)->state, is_rxe(prof) ? "free" : "valid") << prof;
   }
 }

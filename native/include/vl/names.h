@@ -134,6 +134,7 @@ inline constexpr EnumName kChangeNames[] = {
     {uint32_t(Change::LocalInv), "LOCAL_INV"}, {uint32_t(Change::RemoteInv), "REMOTE_INV"}, {uint32_t(Change::Bind), "BIND"},
     {uint32_t(Change::QpDestroyed), "QP_DESTROYED"}, {uint32_t(Change::ModifyQp), "MODIFY_QP"},
     {uint32_t(Change::ModifySrq), "MODIFY_SRQ"}, {uint32_t(Change::NetAttach), "NET_ATTACH"},
+    {uint32_t(Change::Unbind), "UNBIND"},
 };
 inline constexpr EnumName kTimerReasonNames[] = {
     {uint32_t(TimerReason::AckTimeout), "ACK_TIMEOUT"}, {uint32_t(TimerReason::RnrWait), "RNR_WAIT"},

@@ -145,6 +145,7 @@ enum class Change : uint8_t {
   ModifyQp = 7,     // ibv_modify_qp without a state change
   ModifySrq = 8,    // ibv_modify_srq (srq_limit armed)
   NetAttach = 9,    // a device bound to UDP sockets (on the network)
+  Unbind = 10,      // a type 1 window bound with length 0: a new rkey that grants nothing (IBA 10.6.7.2)
 };
 // a of Timer events: which transport timer did what (rxe_comp.c, rxe_req.c).
 enum class TimerReason : uint8_t { AckTimeout = 0, RnrWait = 1, RnrExpired = 2, Retransmit = 3 };

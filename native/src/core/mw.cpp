@@ -129,7 +129,7 @@ Status SessionImpl::do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mrh, uint
     auto& e = emit(EventKind::ObjectModified, w.dev, w.h, "mw",
                    "MW bound: rkey " + key_text(w.rkey) + " [" + hex(addr) + ", +" + std::to_string(length) + ")" +
                        (w.type == MW_TYPE_2 ? " to QP " + hex(q.qpn) : ""));
-    e.a = w.rkey; e.b = addr; e.c = length; e.d = access; e.why(Change::Bind).state(KeyState::Valid);
+    e.a = w.rkey; e.b = addr; e.c = length; e.d = access; e.why(length ? Change::Bind : Change::Unbind).state(KeyState::Valid);
   }
   return ok();
 }

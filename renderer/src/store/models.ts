@@ -76,7 +76,7 @@ export class KeyTable {
     if (e.kind === 'ObjectCreated' && type === 'MW') { k.rkey = k.lkey = e.a; k.kind = `type ${e.b}`; }
     if (e.kind === 'ObjectModified') {
       switch (e.change) {
-        case Change.values.BIND: k.rkey = k.lkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; break;   // a = rkey, b = addr, c = length, d = access
+        case Change.values.BIND: case Change.values.UNBIND: k.rkey = k.lkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; break;   // a = rkey, b = addr, c = length, d = access
         case Change.values.REREG: k.lkey = e.a; k.rkey = e.b; break;                                          // a = lkey, b = rkey
         case Change.values.REG_MR: k.lkey = k.rkey = e.a; k.addr = e.b; k.length = e.c; k.access = e.d; break;  // a = key, b = iova, c = length, d = access
         case Change.values.MAP_MR_SG: k.addr = e.c; k.length = e.d; break;                                   // c = iova, d = length
