@@ -2,32 +2,18 @@
 // run the five strategies and compare them; screenshots of the builder and of the comparison.
 import fs from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { START, noErrors, panel, shot } from './helpers.ts';
+import { START, noErrors, openLab, panel, shot, walkLab, type LabFile } from './helpers.ts';
 
-const lab = JSON.parse(fs.readFileSync('labs/sg/lab.json', 'utf8')) as { sections: { id: string; steps: { id: string }[] }[] };
+const lab = JSON.parse(fs.readFileSync('labs/sg/lab.json', 'utf8')) as LabFile;
 
 test('lab 1 walks to green in the Labs panel, section by section', async ({ page }) => {
   test.setTimeout(180_000);
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.goto(START);
-  await expect(page.getByTestId('host-status')).toHaveText('backend up');
-  await panel(page, 'labs');
-  await page.getByTestId('lab-open-sg').click();
-  await expect(page.getByTestId('lab-sg')).toBeVisible();
+  const problems = await openLab(page, 'sg');
   await page.getByTestId('lab-start').click();
   await page.getByTestId('lab-why-build').click();
   await expect(page.getByTestId('lab-why-text-build')).toContainText('ib_sg_to_pages');
   await expect(page.getByTestId('lab-modelled-pool512')).toContainText('page_size_cap');
-  for (const sec of lab.sections) {
-    for (const st of sec.steps) {
-      const row = page.getByTestId(`lab-step-${st.id}`);
-      await expect(row).toHaveAttribute('data-state', 'todo');
-      await page.getByTestId(`lab-do-${st.id}`).click();
-      await expect(row).toHaveAttribute('data-state', 'holds', { timeout: 60_000 });
-    }
-    await page.getByTestId(`lab-section-${sec.id}`).screenshot({ path: `e2e/screenshots/lab-sg-${sec.id}.png` });
-  }
+  await walkLab(page, 'sg', lab, 60_000);
   expect(problems).toEqual([]);
 });
 
