@@ -37,6 +37,7 @@ test('Electron: hardened window, console over the MessagePort, host killed and r
   try {
     const page = await app.firstWindow();
     await expect(page.getByTestId('host-status')).toContainText('backend up');
+    await page.getByTestId('nav-devices').click();   // a fresh console opens on the Labs panel (first run)
     await expect(page.getByTestId('device-row').first()).toContainText('vlrxe0');
 
     // the window's settings (contextIsolation, sandbox, nodeIntegration off) show as: no Node in the page, and
@@ -67,6 +68,7 @@ test('Electron: hardened window, console over the MessagePort, host killed and r
     await expect(page.getByTestId('host-status')).toContainText('down');
     await page.getByTestId('restart-host').click();
     await expect(page.getByTestId('host-status')).toContainText('backend up');
+    await page.getByTestId('nav-devices').click();   // a fresh console opens on the Labs panel (first run)
     await expect(page.getByTestId('device-row').first()).toContainText('vlrxe0');
   } finally {
     await app.close();

@@ -6,9 +6,11 @@ import { BrowserWindow, MessageChannelMain, app, ipcMain, protocol, session, uti
 import type { IpcMainEvent, MessagePortMain, UtilityProcess, WebContents } from 'electron';
 import fs from 'node:fs';
 import path from 'node:path';
+import { HostSupervisor, describeExit, type HostReady } from '../host/supervisor.ts';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const RENDERER_DIR = path.join(ROOT, 'dist', 'renderer');
+
 const HOST_SCRIPT = path.join(ROOT, 'dist', 'host', 'main.mjs');
 const PRELOAD = path.join(ROOT, 'dist', 'electron', 'preload.cjs');
 const SCHEME = 'verbslab';
@@ -41,37 +43,25 @@ export function trustedSender(e: IpcMainEvent, expected: WebContents | null): bo
 }
 
 // ------------------------------------------------------------------ backend host
-type Status = { type: 'host'; state: 'starting' | 'up' | 'down'; reason?: string; pid?: number; journalEntries?: number; restarts: number };
-let host: UtilityProcess | null = null;
-let status: Status = { type: 'host', state: 'starting', restarts: 0 };
-let restarts = 0;
-let restartWanted = false;
-let quitting = false;
 const controls = new Set<MessagePortMain>();
+// the host's life cycle, restarts and replay problems: app/host/supervisor.ts (shared with the browser-mode server)
+const sv = new HostSupervisor<UtilityProcess>({
+  spawn: () => forkHost(),
+  kill: (h) => { h.kill(); },
+  publish: (s) => { for (const p of controls) p.postMessage(s); },
+  restarted: () => reconnectAll(),
+});
 
-function setStatus(s: Omit<Status, 'type' | 'restarts'>): void {
-  status = { type: 'host', ...s, restarts };
-  for (const p of controls) p.postMessage(status);
-}
-
-function forkHost(): void {
+function forkHost(): UtilityProcess {
   const h = utilityProcess.fork(HOST_SCRIPT, ['--session-dir', sessionDir], { serviceName: 'Verbs Lab backend host', stdio: 'inherit' });
-  host = h;
-  setStatus({ state: 'starting' });
-  h.on('message', (m: { t?: string; pid?: number; journalEntries?: number }) => {
-    if (h === host && m?.t === 'ready') setStatus({ state: 'up', pid: m.pid, journalEntries: m.journalEntries });
-  });
-  h.on('exit', (code) => {
-    if (h !== host) return;
-    host = null;
-    if (quitting) return;
-    setStatus({ state: 'down', reason: `exited with code ${code}` });
-    if (restartWanted) { restartWanted = false; restarts++; forkHost(); reconnectAll(); }
-  });
+  h.on('message', (m: { t?: string } & HostReady) => { if (m?.t === 'ready') sv.ready(h, m); });
+  h.on('exit', (code) => sv.exited(h, describeExit(code, null)));
+  return h;
 }
 
 /** A fresh renderer<->host channel; the host end goes to the utility process. */
 function hostPort(): MessagePortMain | null {
+  const host = sv.child;
   if (!host) return null;
   const { port1, port2 } = new MessageChannelMain();
   host.postMessage({ t: 'port' }, [port1]);
@@ -86,10 +76,7 @@ function reconnectAll(): void {
 }
 
 function control(action: unknown): void {
-  if (action === 'kill-host') host?.kill();
-  else if (action === 'restart-host') {
-    if (host) { restartWanted = true; host.kill(); } else { restarts++; forkHost(); reconnectAll(); }
-  }
+  if (action === 'kill-host' || action === 'restart-host') sv.control(action);
 }
 
 // ------------------------------------------------------------------ window
@@ -145,10 +132,10 @@ app.whenReady().then(() => {
       port1.close();
       e.sender.postMessage('verbslab:ports', null, [port2, ctlRenderer]);
     }
-    ctlMain.postMessage(status);
+    ctlMain.postMessage(sv.status);
   });
 
-  forkHost();
+  sv.start();
   createWindow();
 });
 
@@ -156,5 +143,5 @@ app.on('web-contents-created', (_e, contents) => {
   contents.setWindowOpenHandler(() => ({ action: 'deny' }));
   contents.on('will-attach-webview', (ev) => ev.preventDefault());
 });
-app.on('before-quit', () => { quitting = true; host?.kill(); });
+app.on('before-quit', () => { sv.close(); const h = sv.child; if (h) h.kill(); });
 app.on('window-all-closed', () => app.quit());

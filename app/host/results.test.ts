@@ -9,17 +9,13 @@ import type { Command, CommandName } from '../protocol/index.ts';
 import { resultSchema } from '../protocol/index.ts';
 import { runScenario } from '../scenario/run.ts';
 import type { Executor } from './api.ts';
+import { executorFactory } from '../scenario/testlib.ts';
 import { libraryFiles } from '../scenario/library.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const files = libraryFiles();
 
-let make: ((seed: number) => Executor) | undefined;
-try {
-  const mod = await import('./executor.ts');
-  make = (seed) => mod.createExecutor({ seed });
-  make(1).close();
-} catch { make = undefined; }
+const make = await executorFactory('result schema checks');
 
 const canon = (v: unknown): string => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
 

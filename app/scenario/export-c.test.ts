@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parseScenarioText } from './load.ts';
 import { cComment, cString, exportC } from './export-c.ts';
 import { libraryFiles } from './library.ts';
+import { listLabs } from './lab.ts';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -23,15 +24,21 @@ describe('C export', () => {
     expect(cComment('x */ y /* z ??')).toBe('x * / y / * z ? ?');
   });
 
-  it.skipIf(!haveVerbs)('every scenario exports to C that compiles with cc -Wall -Werror -libverbs', async () => {
+  it.skipIf(!haveVerbs)('every scenario (and every lab, flattened) exports to C that compiles with cc -Wall -Werror -libverbs', async () => {
     expect(files.length).toBeGreaterThan(0);
+    const { labs, errors: labErrors } = listLabs();
+    expect(labErrors).toEqual([]);
+    const items = [
+      ...files.map((f) => ({ f, load: () => parseScenarioText(fs.readFileSync(f, 'utf8'), f) })),
+      ...labs.map((l) => ({ f: `labs/${l.lab.id}/lab.json`, load: () => ({ ok: true as const, scenario: l.scenario }) })),
+    ];
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-export-'));
     try {
-      const jobs = files.map((f) => async () => {
-        const loaded = parseScenarioText(fs.readFileSync(f, 'utf8'), f);
+      const jobs = items.map(({ f, load }) => async () => {
+        const loaded = load();
         if (!loaded.ok) return `${f}: ${loaded.error.message}`;
         const c = exportC(loaded.scenario, { source: path.relative(root, f) });
-        const out = path.join(tmp, `${path.basename(f, '.json')}.c`);
+        const out = path.join(tmp, `${f.replace(/[^A-Za-z0-9_]/g, '_')}.c`);
         fs.writeFileSync(out, c);
         try {
           await run(process.env.CC || 'cc', ['-Wall', '-Werror', '-o', '/dev/null', out, '-libverbs']);

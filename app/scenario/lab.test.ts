@@ -6,10 +6,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { flattenLab, listLabs } from './lab.ts';
 import { labJunit, runLabs } from './lab-cli.ts';
-import type { Executor } from '../host/api.ts';
+import { executorFactory } from './testlib.ts';
 
-let make: ((seed: number) => Executor) | undefined;
-try { const m = await import('../host/executor.ts'); make = (seed) => m.createExecutor({ seed }); make(1).close(); } catch { make = undefined; }
+const make = await executorFactory('lab runs');
 
 const tiny = (over: Record<string, unknown> = {}) => ({
   verbslab: 'lab', version: 1, id: 'tiny', title: 't', goal: 'g', question: 'q', devices: [{ name: 'dev0', profile: 'rxe' }],

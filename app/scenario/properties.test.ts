@@ -9,10 +9,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FRAME_HEADER_BYTES, FRAME_MAGIC, Reply, decodeFrames, frameEvents, isFrameMessage, parseToHost } from '../protocol/index.ts';
 import { parseScenarioText, validateScenario } from './load.ts';
+import { libraryFiles } from './library.ts';
 
-const dir = path.resolve(__dirname, '..', '..', 'e2e', 'scenarios');
-const library = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json'))
-  .map((f) => ({ file: f, text: fs.readFileSync(path.join(dir, f), 'utf8') }));
+// the library: scenarios/ and labs/<id>/scenarios/ (app/scenario/library.ts)
+const library = libraryFiles().map((f) => ({ file: path.basename(f), text: fs.readFileSync(f, 'utf8') }));
 const RUNS = Number(process.env.VL_PROPERTY_RUNS ?? 300);
 
 /** every path (array of keys) inside a JSON value */

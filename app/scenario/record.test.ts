@@ -6,15 +6,9 @@ import { parseScenarioText } from './load.ts';
 import { ScenarioRun } from './run.ts';
 import { Command, type Command as Cmd } from '../protocol/index.ts';
 import type { Executor } from '../host/api.ts';
+import { executorFactory } from './testlib.ts';
 
-let factory: ((seed: number) => Executor) | undefined;
-try {
-  const mod = await import('../host/executor.ts');
-  factory = (seed: number) => mod.createExecutor({ seed });
-  factory(1).close();
-} catch (e) {
-  console.warn(`SKIPPED recorder tests: native addon not available (${(e as Error).message.split('\n')[0]}); build it with: node scripts/build.mjs addon`);
-}
+const factory = await executorFactory('recorder tests');
 
 describe.skipIf(!factory)('scenario recorder', () => {
   it('records a live RDMA WRITE session with handles and literal keys, and the saved file replays headless', () => {

@@ -14,6 +14,7 @@ import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { Control, addDropped } from '../protocol/index.ts';
 import type { EventBatch, FromHost, HostStatus, Reply } from '../protocol/index.ts';
+import { HostSupervisor, describeExit } from '../host/supervisor.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -80,11 +81,6 @@ function sameToken(a: string, b: string): boolean {
   return x.length === y.length && crypto.timingSafeEqual(x, y);
 }
 
-function describeExit(code: number | null, signal: NodeJS.Signals | null, stderrTail: string[]): string {
-  const what = signal ? `killed by signal ${signal}` : `exited with code ${code}`;
-  const last = stderrTail.filter((l) => l.trim()).slice(-1)[0];
-  return last && (signal !== 'SIGKILL' && signal !== 'SIGTERM') ? `${what}: ${last.trim().slice(0, 300)}` : what;
-}
 
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -96,22 +92,19 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   let port = 0;
 
   // ------------------------------------------------------------------ backend host child
-  let child: ChildProcess | null = null;
-  let status: HostStatus = { type: 'host', state: 'starting', restarts: 0 };
-  let restarts = 0;
-  let restartWanted = false;
-  let closing = false;
+  // the host's life cycle, restarts and replay problems: app/host/supervisor.ts (shared with Electron)
+  const sv = new HostSupervisor<ChildProcess>({
+    spawn: () => forkHost(),
+    kill: (c) => c.kill('SIGKILL'),
+    publish: (s) => { for (const c of clients.values()) sendTo(c.ws, s); },
+    log,
+  });
   const clients = new Map<number, { ws: WebSocket; dropped: number; inFlight: number }>();
   let nextConn = 1;
 
   const sendText = (ws: WebSocket, text: string) => { if (ws.readyState === ws.OPEN) ws.send(text); };
   const sendTo = (ws: WebSocket, msg: FromHost) => sendText(ws, JSON.stringify(msg));
-  const setStatus = (s: Omit<HostStatus, 'type'>) => {
-    status = { type: 'host', ...s, restarts };
-    for (const c of clients.values()) sendTo(c.ws, status);
-  };
-
-  const forkHost = () => {
+  const forkHost = (): ChildProcess => {
     const args = ['--session-dir', sessionDir];
     if (opts.seed !== undefined) args.push('--seed', String(opts.seed));
     if (opts.defaultDevice !== undefined) args.push('--default-device', opts.defaultDevice ?? 'none');
@@ -123,20 +116,15 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       serialization: 'advanced',   // structured clone: the host's JSON text crosses without re-encoding
       cwd: repoRoot,
     });
-    child = c;
-    setStatus({ state: 'starting' });
     c.stderr?.on('data', (d: Buffer) => {
       process.stderr.write(d);
       stderrTail.push(...d.toString().split('\n'));
       if (stderrTail.length > 50) stderrTail.splice(0, stderrTail.length - 50);
     });
     c.on('message', (m: { t?: string; conn?: number | null; type?: string; count?: number; text?: string; bin?: Uint8Array; pid?: number; journalEntries?: number; replay?: { failed: unknown[]; skipped: unknown[] } }) => {
-      if (c !== child) return;
-      if (m.t === 'ready') {
-        const problems = (m.replay?.failed.length ?? 0) + (m.replay?.skipped.length ?? 0);
-        setStatus({ state: 'up', pid: m.pid, journalEntries: m.journalEntries, ...(problems ? { reason: `journal replayed with ${problems} problem(s)` } : {}) });
-        log(`backend host up (pid ${m.pid}, journal ${m.journalEntries} entries)`);
-      } else if (m.t === 'out' && m.bin instanceof Uint8Array) {
+      if (!sv.isCurrent(c)) return;
+      if (m.t === 'ready') sv.ready(c, m);
+      else if (m.t === 'out' && m.bin instanceof Uint8Array) {
         // binary event frames: a binary message, as is (a client's dropped count goes into the first frame)
         const bin = m.bin;
         const targets = m.conn === null || m.conn === undefined ? [...clients.values()] : [clients.get(m.conn)].filter((c) => !!c);
@@ -174,25 +162,14 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       }
     });
     c.on('exit', (code, signal) => {
-      if (c !== child) return;
-      child = null;
-      for (const cl of clients.values()) cl.inFlight = 0;   // the dead host answers nothing more
-      if (closing) return;
-      const reason = describeExit(code, signal, stderrTail);
-      log(`backend host down: ${reason}`);
-      setStatus({ state: 'down', reason });
-      if (restartWanted) { restartWanted = false; restarts++; forkHost(); }
+      if (sv.isCurrent(c)) for (const cl of clients.values()) cl.inFlight = 0;   // the dead host answers nothing more
+      sv.exited(c, describeExit(code, signal, stderrTail));
     });
     c.on('error', (e) => log(`backend host error: ${e.message}`));
+    return c;
   };
 
-  const control = (action: Control['action']) => {
-    if (action === 'kill-host') {
-      if (child) child.kill('SIGKILL');
-    } else if (action === 'restart-host') {
-      if (child) { restartWanted = true; child.kill('SIGKILL'); } else { restarts++; forkHost(); }
-    }
-  };
+  const control = (action: Control['action']) => sv.control(action);
 
   // ------------------------------------------------------------------ HTTP
   // VERBSLAB_DEV_ORIGINS (comma list, e.g. http://127.0.0.1:5173) admits a Vite dev server proxying /rpc.
@@ -223,7 +200,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     try { pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname); } catch { res.writeHead(400, headers); res.end(); return; }
     if (pathname === '/healthz') {
       res.writeHead(200, { ...headers, 'Content-Type': 'text/plain' });
-      res.end(status.state);
+      res.end(sv.status.state);
       return;
     }
     let file = path.join(staticDir, path.normalize(pathname).replace(/^([/\\])+/, ''));
@@ -277,7 +254,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     const conn = nextConn++;
     const client = { ws, dropped: 0, inFlight: 0 };
     clients.set(conn, client);
-    sendTo(ws, status);
+    sendTo(ws, sv.status);
     // ws closes a socket whose message is over maxPayload itself, with close code 1009 and no text: give it one
     const close = ws.close.bind(ws);
     ws.close = (code?: number, reason?: string | Buffer) => close(code, reason ?? (code === 1009 ? TOO_BIG_REASON : undefined));
@@ -304,10 +281,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         control(c.data.action);
         return;
       }
-      if (!child || status.state !== 'up') {
+      const child = sv.child;
+      if (!child || sv.status.state !== 'up') {
         if ((parsed as { type?: unknown })?.type === 'ack') return;   // nothing to acknowledge to
         const id = typeof (parsed as { id?: unknown })?.id === 'number' ? (parsed as { id: number }).id : null;
-        sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'HOST_DOWN', message: `backend host is ${status.state}${status.reason ? `: ${status.reason}` : ''}` } });
+        sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'HOST_DOWN', message: `backend host is ${sv.status.state}${sv.status.reason ? `: ${sv.status.reason}` : ''}` } });
         return;
       }
       const acked = (parsed as { type?: unknown })?.type === 'ack';   // an acknowledgement gets no reply
@@ -324,7 +302,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     });
     ws.on('close', () => {
       clients.delete(conn);
-      if (child?.connected) child.send({ t: 'bye', conn });
+      if (sv.child?.connected) sv.child.send({ t: 'bye', conn });
     });
   });
 
@@ -333,18 +311,18 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     server.listen(opts.port ?? 5199, '127.0.0.1', () => { server.off('error', reject); resolve(); });
   });
   port = (server.address() as AddressInfo).port;
-  forkHost();
+  sv.start();
 
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     port,
     token,
-    status: () => status,
-    crashHostNatively: () => { if (child?.connected) child.send({ t: 'abort' }); },
+    status: () => sv.status,
+    crashHostNatively: () => { if (sv.child?.connected) sv.child.send({ t: 'abort' }); },
     close: async () => {
-      closing = true;
+      sv.close();
       for (const c of clients.values()) c.ws.close(1001, 'server shutting down');
-      const c = child;
+      const c = sv.child;
       if (c) {
         await new Promise<void>((resolve) => {
           const t = setTimeout(() => { c.kill('SIGKILL'); }, 3000);

@@ -151,8 +151,8 @@ TEST(EngineThreads, ManyMessagesUnderLossDuplicationReorder) {
   EXPECT_EQ(read(p.s, p.b.buf.addr, off), std::vector<uint8_t>(src.begin(), src.begin() + off));
   size_t loss = 0, dup = 0, reo = 0, retrans = 0;
   for (auto& e : p.s.drain_events()) {
-    if (e.kind == EventKind::Fault) (e.a == 0 ? loss : e.a == 1 ? dup : reo)++;
-    if (e.kind == EventKind::Timer && e.a == 3) retrans++;
+    if (e.kind == EventKind::Fault) (e.a == uint64_t(FaultKind::Loss) ? loss : e.a == uint64_t(FaultKind::Duplicate) ? dup : reo)++;
+    if (e.kind == EventKind::Timer && e.a == uint64_t(TimerReason::Retransmit)) retrans++;
   }
   EXPECT_GT(loss, 0u);
   EXPECT_GT(dup, 0u);

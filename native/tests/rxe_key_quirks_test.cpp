@@ -153,9 +153,9 @@ TEST(RxeKeyQuirks, LocalInvFromAnotherPd) {
     MrInfo f;
     ASSERT_EQ(fast_reg(p, c.qp, cq2, pd2, p.a.buf, ACCESS_LOCAL_WRITE, f), uint32_t(WC_SUCCESS)) << prof;
     SendWr inv; inv.wr_id = 3; inv.opcode = WR_LOCAL_INV; inv.send_flags = SEND_SIGNALED; inv.imm_data = f.rkey;
-    Wc c = p.send_one(p.a, inv);
-    EXPECT_EQ(c.status, is_rxe(prof) ? WC_SUCCESS : WC_LOC_QP_OP_ERR) << prof;
-    EXPECT_STREQ(c.rule, "invalidateChecksPd") << prof;
+    Wc done = p.send_one(p.a, inv);
+    EXPECT_EQ(done.status, is_rxe(prof) ? WC_SUCCESS : WC_LOC_QP_OP_ERR) << prof;
+    EXPECT_STREQ(done.rule, "invalidateChecksPd") << prof;
     EXPECT_EQ(p.s.mr_info(f.handle)->state, is_rxe(prof) ? "free" : "valid") << prof;
   }
 }

@@ -88,8 +88,8 @@ TEST(TransportReliability, FaultsAreActuallyInjected) {
   EXPECT_EQ(p.poll(p.a.scq).size(), 20u);
   size_t loss = 0, dup = 0, reo = 0, retx = 0, dupreq = 0;
   for (auto& e : p.s.drain_events()) {
-    if (e.kind == EventKind::Fault) { loss += e.a == 0; dup += e.a == 1; reo += e.a == 2; }
-    if (e.kind == EventKind::Timer && e.text.find("retransmit") == 0) retx++;
+    if (e.kind == EventKind::Fault) { loss += e.a == uint64_t(FaultKind::Loss); dup += e.a == uint64_t(FaultKind::Duplicate); reo += e.a == uint64_t(FaultKind::Reorder); }
+    if (e.kind == EventKind::Timer && e.a == uint64_t(TimerReason::Retransmit)) retx++;
     if (e.kind == EventKind::Log && e.text.find("duplicate request") == 0) dupreq++;
   }
   EXPECT_GT(loss, 0u);
@@ -187,7 +187,7 @@ TEST(TransportReliability, RetryExhaustedOnTotalLoss) {
   EXPECT_EQ(wc[0].status, WC_RETRY_EXC_ERR);
   EXPECT_EQ(p.state(p.a), QPS_ERR);
   size_t timeouts = 0;
-  for (auto& e : p.s.drain_events()) timeouts += e.kind == EventKind::Timer && e.text.find("ACK timeout") == 0;
+  for (auto& e : p.s.drain_events()) timeouts += e.kind == EventKind::Timer && e.a == uint64_t(TimerReason::AckTimeout);
   EXPECT_EQ(timeouts, 8u);                          // retry_cnt 7: 7 retries, the 8th timeout fails
 }
 

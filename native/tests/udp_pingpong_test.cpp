@@ -159,7 +159,7 @@ TEST(UdpPingpong, MessageFormatMatchesRcPingpong) {
   std::memcpy(d.gid, gid, 16);
   std::string m = vl::net::pp_format(d);
   ASSERT_EQ(m.size(), 52u);
-  EXPECT_EQ(m, std::string("0000:000011:ecb881:00000000000000000000ffffc0a84d02") + '\0');   // WIRE.md 3.7 observed
+  EXPECT_EQ(m, std::string("0000:000011:ecb881:00000000000000000000ffffc0a84d02") + '\0');   // docs/wire.md 3.7 observed
   auto back = vl::net::pp_parse(m.data(), m.size());
   ASSERT_TRUE(back.ok()) << back.msg;
   EXPECT_EQ(back.value.qpn, 0x11u);

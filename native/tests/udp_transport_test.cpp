@@ -101,11 +101,11 @@ TEST(UdpTransport, GidHelpersAndMtu) {
   EXPECT_FALSE(vl::net::parse_ip("localhost").ok());
   EXPECT_FALSE(vl::net::parse_ip("300.1.1.1").ok());
   EXPECT_FALSE(vl::net::parse_ip("").ok());
-  EXPECT_EQ(vl::net::roce_active_mtu(1500), MTU_1024);   // WIRE.md 1.7: Ethernet 1500 -> active_mtu 1024
+  EXPECT_EQ(vl::net::roce_active_mtu(1500), MTU_1024);   // docs/wire.md 1.7: Ethernet 1500 -> active_mtu 1024
   EXPECT_EQ(vl::net::roce_active_mtu(9000), MTU_4096);
   EXPECT_EQ(vl::net::roce_active_mtu(65536), MTU_4096);
   EXPECT_EQ(vl::net::roce_active_mtu(576), MTU_256);
-  // rxe's default GID: fe80::/64 + EUI-64 of MAC 52:54:00:00:00:01 = fe80::5054:ff:fe00:1 (WIRE.md 1.1)
+  // rxe's default GID: fe80::/64 + EUI-64 of MAC 52:54:00:00:00:01 = fe80::5054:ff:fe00:1 (docs/wire.md 1.1)
   vl::net::Interface ifc;
   uint8_t mac[6] = {0x52, 0x54, 0, 0, 0, 1};
   std::memcpy(ifc.mac, mac, 6);
@@ -191,9 +191,9 @@ TEST(UdpTransport, InjectedLossAndDuplicationRecoverInRealTime) {
     check_transfers(p, 128 * 1024);
     if (::testing::Test::HasFatalFailure()) return;
     for (auto& e : p.a.s.drain_events())
-      if (e.kind == EventKind::Timer && e.text.rfind("retransmit", 0) == 0) retransmits++;
+      if (e.kind == EventKind::Timer && e.a == uint64_t(TimerReason::Retransmit)) retransmits++;
     for (auto& e : p.b.s.drain_events())
-      if (e.kind == EventKind::Timer && e.text.rfind("retransmit", 0) == 0) retransmits++;
+      if (e.kind == EventKind::Timer && e.a == uint64_t(TimerReason::Retransmit)) retransmits++;
     if (retransmits && p.a.t->stats().tx_injected_dup + p.b.t->stats().tx_injected_dup) break;
   }
   EXPECT_GT(p.a.t->stats().tx_injected_loss + p.b.t->stats().tx_injected_loss, 0u);
@@ -213,7 +213,7 @@ TEST(UdpTransport, RnrNakThenRetryWhenTheReceiveIsPosted) {
   ASSERT_TRUE(pump({&a, &b}, [&] {
     for (auto& e : a.s.drain_events()) {
       if (log.size() < 4000) log += "a: " + e.text + "\n";
-      if (e.kind == EventKind::Timer && e.text.find("RNR") != std::string::npos) rnr++;
+      if (e.kind == EventKind::Timer && (e.a == uint64_t(TimerReason::RnrWait) || e.a == uint64_t(TimerReason::RnrExpired))) rnr++;
     }
     for (auto& e : b.s.drain_events()) if (log.size() < 4000) log += "b: " + e.text + "\n";
     return rnr >= 2;

@@ -1,7 +1,7 @@
 // The real packets: while two sessions move data over UDP port 4791 on loopback (with injected loss, so
 // retransmissions are on the wire too), an AF_PACKET socket on lo captures what the kernel actually sent. Every
 // captured frame must be IPv4 with DF and ID 0 (what the ICRC was computed over), verify with our icrc_from_ip, and
-// decode in tshark with our independent icrc_check.lua reporting "good" (WIRE.md 2.2). The transports' own pcap (headers rebuilt
+// decode in tshark with our independent icrc_check.lua reporting "good" (docs/wire.md 2.2). The transports' own pcap (headers rebuilt
 // from the socket addresses) must match too.
 #include <arpa/inet.h>
 #include <net/if.h>

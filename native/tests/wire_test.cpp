@@ -25,7 +25,7 @@ std::vector<uint8_t> random_bytes(std::mt19937_64& rng, size_t n) {
 
 uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
 
-// All opcodes the codec knows, from WIRE.md 1.3.
+// All opcodes the codec knows, from docs/wire.md 1.3.
 std::vector<uint8_t> known_opcodes() {
   std::vector<uint8_t> v;
   for (int op = 0; op <= 0x17; op++)
@@ -181,10 +181,10 @@ TEST(WireOpcodes, SyndromesAndRnrTimer) {
   for (int i = 4; i < 32; i++) EXPECT_NEAR(rnr_timer_ms(uint8_t(i)) / rnr_timer_ms(uint8_t(i - 2)), 2.0, 1e-9) << i;
 }
 
-// ---------------------------------------------------------------- WIRE.md 2.1 example
+// ---------------------------------------------------------------- docs/wire.md 2.1 example
 
 // The design doc's example frame. The doc fixes opcode, QP, PSN, A, RETH and the 13-byte length; the framing and
-// payload it used were recovered by search and confirmed with tshark + roce_icrc.lua (see WireTshark tests):
+// payload it used were recovered by search and confirmed with tshark + icrc_check.lua (see WireTshark tests):
 // 10.0.0.1 -> 10.0.0.2, IPv4 ID 0, DF, UDP source port 49443, payload "hello, rdma!\n".
 TEST(WireExample, RdmaWriteOnlyIcrcMatchesDesignDoc) {
   Framing f = v4(1, 2, 49443, 0);
@@ -355,7 +355,7 @@ TEST(WireCodec, RoundTripEveryOpcodeEveryPad) {
 }
 
 TEST(WireCodec, HeaderFieldPositions) {
-  // A UD SEND ONLY with immediate, checked byte by byte against WIRE.md 1.2/1.4.
+  // A UD SEND ONLY with immediate, checked byte by byte against docs/wire.md 1.2/1.4.
   Packet p;
   p.opcode = UD_SEND_ONLY_WITH_IMMEDIATE;
   p.se = true; p.pkey = 0x8001; p.dest_qp = 0xABCDEF; p.ack_req = true; p.psn = 0x123456;

@@ -1,6 +1,6 @@
 // WireTshark: frames written by our encoder/framer/pcap writer, decoded by Wireshark's dissector and checked by
 // native/tests/tshark/icrc_check.lua, a post-dissector that computes the ICRC with no code shared with the device
-// (rxe_icrc.c's formulation). Needs tshark on PATH: the test fails if it is missing.
+// (rxe_icrc.c's formulation; docs/wire.md 2.2). Needs tshark on PATH: the test fails if it is missing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -72,10 +72,10 @@ Framing v4(uint16_t sport, uint16_t id) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cs;
-  // 1: the WIRE.md 2.1 example frame
+  // 1: the docs/wire.md 2.1 example frame
   {
     Case c;
-    c.what = "WIRE.md 2.1 example";
+    c.what = "docs/wire.md 2.1 example";
     c.f = v4(49443, 0);
     const char* t = "hello, rdma!\n";
     c.payload.assign(t, t + 13);
@@ -215,7 +215,7 @@ TEST(WireTshark, EveryFrameKindDecodesWithGoodIcrc) {
       EXPECT_EQ(r[10], std::to_string(c.p.aeth_syndrome));
     }
   }
-  // the RDMA WRITE ONLY example frame: CRC value 0x93549c33, on the wire 33 9c 54 93 ("Invariant CRC: 0x339c5493")
+  // docs/wire.md 2.1: the RDMA WRITE ONLY example frame: CRC value 0x93549c33, on the wire 33 9c 54 93 ("Invariant CRC: 0x339c5493")
   EXPECT_EQ(rows[0][7], "0x339c5493");
   EXPECT_EQ(rows[0][8], "0x93549c33");
   EXPECT_EQ(rows[0][9], "0x339c5493");

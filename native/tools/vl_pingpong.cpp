@@ -1,5 +1,5 @@
 // vl_pingpong: rdma-core's ibv_rc_pingpong (libibverbs/examples/rc_pingpong.c) on the Verbs Lab software device,
-// speaking RoCEv2 over real UDP and the same out-of-band TCP exchange (WIRE.md 3.7), so it can face a real
+// speaking RoCEv2 over real UDP and the same out-of-band TCP exchange (docs/wire.md 3.7), so it can face a real
 // ibv_rc_pingpong on kernel soft-RoCE or another vl_pingpong. Same options where they apply; -d names the host
 // interface the device is attached to (its GID table is built from that interface like rxe's).
 #include <getopt.h>

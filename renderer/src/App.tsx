@@ -1,8 +1,15 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
+import { Orientation } from './components/Orientation.tsx';
 import { Header } from './components/Header.tsx';
 import { RunBar } from './components/RunBar.tsx';
 import { useConsole } from './store/context.tsx';
 import { panelById, panelOfHash, usePanels } from './panels/registry.ts';
+
+/** the orientation was closed before, or the page was opened on a panel (a link, a bookmark, a reload) */
+function firstRunDone(): boolean {
+  if (panelOfHash()) return true;
+  try { return localStorage.getItem('vl.oriented') === '1'; } catch { return false; }
+}
 
 export function App() {
   const theme = useConsole((s) => s.theme);
@@ -25,10 +32,16 @@ export function App() {
     try { localStorage.setItem('vl.theme', theme); } catch { /* private mode */ }
   }, [theme]);
   const Panel = panelById(panel)?.component;
+  const [oriented, setOriented] = useState(() => firstRunDone());
+  const closeOrientation = () => { setOriented(true); try { localStorage.setItem('vl.oriented', '1'); } catch { /* private mode */ } };
+  // going to another panel is starting: the orientation has done its job
+  const [firstPanel] = useState(panel);
+  useEffect(() => { if (panel !== firstPanel && !oriented) closeOrientation(); }, [panel]);   // eslint-disable-line react-hooks/exhaustive-deps
   return (
     <div className="app">
       <div className="sticky"><Header /><RunBar /></div>
       <main id="panel" className="panel" role="tabpanel" aria-labelledby={`tab-${panel}`} data-testid={`panel-${panel}`}>
+        {!oriented && <Orientation onClose={closeOrientation} />}
         {Panel ? <Panel /> : <p className="muted" data-testid="no-such-panel">No panel "{panel}" is registered.</p>}
       </main>
     </div>

@@ -2,7 +2,7 @@
 // store, render the console. If the transport module is not there yet the console says so instead of pretending.
 import { createRoot } from 'react-dom/client';
 import { App } from './App.tsx';
-import { panelOfHash } from './panels/registry.ts';
+import { hasPanel, panelOfHash } from './panels/registry.ts';
 import './panels/builtin.ts';
 import './panels/labs.ts';
 import { ConsoleProvider } from './store/context.tsx';
@@ -27,7 +27,11 @@ async function boot() {
     }
   }
   const store = createConsoleStore({ transport, transportProblem: problem });
-  const panel = panelOfHash();
+  // the panel of the URL; else where this user left (returning users land where they were); else the Labs panel
+  // when a lab platform registered one; else the first panel
+  let last: string | null = null;
+  try { last = localStorage.getItem('vl.panel'); } catch { /* private mode */ }
+  const panel = panelOfHash() ?? (last && hasPanel(last) ? last : null) ?? (hasPanel('labs') ? 'labs' : null);
   if (panel) store.getState().setPanel(panel);
   const saved = typeof localStorage !== 'undefined' ? localStorage.getItem('vl.theme') : null;
   if (saved === 'dark' || saved === 'light') store.getState().setTheme(saved);

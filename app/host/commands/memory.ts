@@ -34,6 +34,10 @@ export const memoryHandlers: Handlers<typeof memoryCommands> = {
       a.access !== undefined ? flagsOf(Access, a.access) : cur.access), mrOut);
   },
   'mr.dereg': (x, a) => st(x.s.dereg_mr(a.mr), { mr: a.mr }),
+  'mr.query': (x, a) => {
+    const m = x.s.mr_info(a.mr);
+    return m ? ok(mrOut(m)) : fail('ENOENT', `args.mr: no MR with handle ${a.mr}`, 'args.mr');
+  },
   'mr.alloc': (x, a) => res(x.s.alloc_mr(a.pd, a.maxNumSg, a.indirect), mrOut),
   'mr.map_sg': (x, a) => {
     const r = x.s.map_mr_sg(a.mr, a.sgList, a.pageSize);

@@ -26,6 +26,8 @@ export const memoryCommands = {
     result: MrOut,
   }),
   'mr.dereg': command({ args: (h) => ({ mr: h('mr') }), result: z.object({ mr: RHandle }) }),
+  // the MR as the device holds it now: keys, state (a fast-registration MR is FREE until REG_MR), page list
+  'mr.query': command({ args: (h) => ({ mr: h('mr') }), result: MrOut, readOnly: true }),
   'mr.alloc': command({
     args: (h) => ({ pd: h('pd'), maxNumSg: z.number().int().min(1).max(4096), indirect: z.boolean().default(false) }),
     result: MrOut, creates: 'mr',
@@ -84,6 +86,11 @@ export const memoryC: CExport<typeof memoryCommands> = {
     intCall(`ibv_rereg_mr(${mr}, ${flags(fl)}, ${a.pd !== undefined ? ctx.h(a.pd, 'pd') : 'NULL'}, ${a.addr !== undefined ? `(void *)(uintptr_t)${ctx.n(a.addr)}` : 'NULL'}, ${a.length !== undefined ? ctx.n(a.length) : '0'}, ${flags(a.access as string[])})`, 'ibv_rereg_mr', true);
   },
   'mr.dereg': ({ a, ctx, intCall }) => { intCall(`ibv_dereg_mr(${ctx.h(a.mr, 'mr')})`, 'ibv_dereg_mr'); },
+  // libibverbs has no query verb for an MR: the program prints the keys struct ibv_mr holds
+  'mr.query': ({ n, a, ctx, B }) => {
+    const mr = ctx.h(a.mr, 'mr');
+    B(`printf("step ${n}: lkey 0x%x rkey 0x%x length %zu\\n", ${mr}->lkey, ${mr}->rkey, ${mr}->length);`);
+  },
   'mr.alloc': ({ a, newObj, soft }) => {
     newObj('mr', { softwareOnly: 'kernel ib_alloc_mr: fast-registration MRs are not exposed by libibverbs' });
     soft(`mr.alloc ${JSON.stringify(a)}: kernel-only ib_alloc_mr(pd, IB_MR_TYPE_${a.indirect ? 'SG_GAPS' : 'MEM_REG'}, ${String(a.maxNumSg)}); user space has no fast-registration MR (mlx5 offers mlx5dv_create_mkey)`);

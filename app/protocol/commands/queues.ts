@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { command, RHandle } from '../descriptor.ts';
 import { Mtu, QpAttrMask, QpType } from '../enums.ts';
 import { QpOut, U24, WcOut, accessList, type Shared } from './shared.ts';
-import { emitPoll, emitPostSend, flags, isObj, u64Literal, type CExport, type Obj } from '../../scenario/export-c/emitter.ts';
+import { emitPoll, emitPostRecv, emitPostSend, flags, isObj, u64Literal, type CExport, type Obj } from '../../scenario/export-c/emitter.ts';
 
 const Posted = z.object({ posted: z.number() });
 
@@ -122,24 +122,7 @@ export const queueC: CExport<typeof queueCommands> = {
     else B(`CHECK(${n}, rc == 0, ${what(`ibv_modify_srq srq_limit=${a.srqLimit}`)});`);
   },
   'srq.destroy': ({ a, ctx, intCall }) => { intCall(`ibv_destroy_srq(${ctx.h(a.srq, 'srq')})`, 'ibv_destroy_srq'); },
-  'srq.post_recv': ({ st, n, a, ex, ctx, B, what, handled }) => {
-    const wrs = a.wrs as { wrId: unknown; sgList: { addr: unknown; length: unknown; lkey: unknown }[] }[];
-    B('{');
-    B(`    struct ibv_recv_wr wr[${wrs.length}], *bad = NULL;`);
-    B(`    struct ibv_sge sge[${Math.max(1, wrs.reduce((s, w) => s + w.sgList.length, 0))}];`);
-    B('    memset(wr, 0, sizeof wr); memset(sge, 0, sizeof sge);');
-    let k = 0;
-    wrs.forEach((w, j) => {
-      B(`    wr[${j}].wr_id = ${u64Literal(w.wrId)}; wr[${j}].num_sge = ${w.sgList.length}; wr[${j}].sg_list = &sge[${k}];${j + 1 < wrs.length ? ` wr[${j}].next = &wr[${j + 1}];` : ''}`);
-      for (const g of w.sgList) { B(`    sge[${k}].addr = ${ctx.n(g.addr)}; sge[${k}].length = ${ctx.n(g.length)}; sge[${k}].lkey = ${ctx.n(g.lkey)};`); k++; }
-    });
-    B(st.cmd === 'post.recv' ? `    rc = ibv_post_recv(${ctx.h(a.qp, 'qp')}, wr, &bad);` : `    rc = ibv_post_srq_recv(${ctx.h(a.srq, 'srq')}, wr, &bad);`);
-    B('    (void)bad;');
-    B('}');
-    const verb = st.cmd === 'post.recv' ? 'ibv_post_recv' : 'ibv_post_srq_recv';
-    if (ex.error) { B(`CHECK(${n}, rc == ${ex.error}, ${what(`${verb} fails with ${ex.error}`)});`); handled(); }
-    else B(`CHECK(${n}, rc == 0, ${what(`${verb} ${wrs.length} WR(s)`)});`);
-  },
+  'srq.post_recv': (e) => emitPostRecv(e),
   'qp.create': ({ n, a, ex, ctx, B, what, newObj, handled }) => {
     const o = newObj('qp');
     const cap = a.cap as Record<string, number>;
@@ -210,22 +193,5 @@ export const queueC: CExport<typeof queueCommands> = {
     else B(`CHECK(${n}, ${o.c} != NULL, ${what('ibv_create_ah')});`);
   },
   'post.send': ({ e, st, n, ctx, B, handled }) => { emitPostSend(e, ctx, st, n, B); handled(); },
-  'post.recv': ({ st, n, a, ex, ctx, B, what, handled }) => {
-    const wrs = a.wrs as { wrId: unknown; sgList: { addr: unknown; length: unknown; lkey: unknown }[] }[];
-    B('{');
-    B(`    struct ibv_recv_wr wr[${wrs.length}], *bad = NULL;`);
-    B(`    struct ibv_sge sge[${Math.max(1, wrs.reduce((s, w) => s + w.sgList.length, 0))}];`);
-    B('    memset(wr, 0, sizeof wr); memset(sge, 0, sizeof sge);');
-    let k = 0;
-    wrs.forEach((w, j) => {
-      B(`    wr[${j}].wr_id = ${u64Literal(w.wrId)}; wr[${j}].num_sge = ${w.sgList.length}; wr[${j}].sg_list = &sge[${k}];${j + 1 < wrs.length ? ` wr[${j}].next = &wr[${j + 1}];` : ''}`);
-      for (const g of w.sgList) { B(`    sge[${k}].addr = ${ctx.n(g.addr)}; sge[${k}].length = ${ctx.n(g.length)}; sge[${k}].lkey = ${ctx.n(g.lkey)};`); k++; }
-    });
-    B(st.cmd === 'post.recv' ? `    rc = ibv_post_recv(${ctx.h(a.qp, 'qp')}, wr, &bad);` : `    rc = ibv_post_srq_recv(${ctx.h(a.srq, 'srq')}, wr, &bad);`);
-    B('    (void)bad;');
-    B('}');
-    const verb = st.cmd === 'post.recv' ? 'ibv_post_recv' : 'ibv_post_srq_recv';
-    if (ex.error) { B(`CHECK(${n}, rc == ${ex.error}, ${what(`${verb} fails with ${ex.error}`)});`); handled(); }
-    else B(`CHECK(${n}, rc == 0, ${what(`${verb} ${wrs.length} WR(s)`)});`);
-  },
+  'post.recv': (e) => emitPostRecv(e),
 };

@@ -267,3 +267,23 @@ export function emitPostSend(e: Emitter, ctx: StepCtx, st: Step, n: number, B: (
     });
   }
 }
+
+/** post.recv and srq.post_recv: ibv_post_recv / ibv_post_srq_recv with the scenario's receive WRs */
+export function emitPostRecv({ st, n, a, ex, ctx, B, what, handled }: StepEmit): void {
+  const wrs = a.wrs as { wrId: unknown; sgList: { addr: unknown; length: unknown; lkey: unknown }[] }[];
+  B('{');
+  B(`    struct ibv_recv_wr wr[${wrs.length}], *bad = NULL;`);
+  B(`    struct ibv_sge sge[${Math.max(1, wrs.reduce((s, w) => s + w.sgList.length, 0))}];`);
+  B('    memset(wr, 0, sizeof wr); memset(sge, 0, sizeof sge);');
+  let k = 0;
+  wrs.forEach((w, j) => {
+    B(`    wr[${j}].wr_id = ${u64Literal(w.wrId)}; wr[${j}].num_sge = ${w.sgList.length}; wr[${j}].sg_list = &sge[${k}];${j + 1 < wrs.length ? ` wr[${j}].next = &wr[${j + 1}];` : ''}`);
+    for (const g of w.sgList) { B(`    sge[${k}].addr = ${ctx.n(g.addr)}; sge[${k}].length = ${ctx.n(g.length)}; sge[${k}].lkey = ${ctx.n(g.lkey)};`); k++; }
+  });
+  B(st.cmd === 'post.recv' ? `    rc = ibv_post_recv(${ctx.h(a.qp, 'qp')}, wr, &bad);` : `    rc = ibv_post_srq_recv(${ctx.h(a.srq, 'srq')}, wr, &bad);`);
+  B('    (void)bad;');
+  B('}');
+  const verb = st.cmd === 'post.recv' ? 'ibv_post_recv' : 'ibv_post_srq_recv';
+  if (ex.error) { B(`CHECK(${n}, rc == ${ex.error}, ${what(`${verb} fails with ${ex.error}`)});`); handled(); }
+  else B(`CHECK(${n}, rc == 0, ${what(`${verb} ${wrs.length} WR(s)`)});`);
+}

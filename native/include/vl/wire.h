@@ -1,5 +1,5 @@
-// RoCEv2 wire codec: BTH + extension headers + payload + pad + ICRC (Linux drivers/infiniband/sw/rxe, include/rdma/ib_pack.h;
-// checked against a kernel capture, native/tests/fixtures/rocev2).
+// RoCEv2 wire codec: BTH + extension headers + payload + pad + ICRC (docs/wire.md; Linux drivers/infiniband/sw/rxe,
+// include/rdma/ib_pack.h; checked against a kernel capture, native/tests/fixtures/rocev2).
 // Pure functions, no allocation on the decode path beyond the output struct. No Node dependency.
 #pragma once
 #include <cstddef>
@@ -11,7 +11,7 @@ namespace vl::wire {
 
 constexpr uint16_t kRoceUdpPort = 4791;
 
-// BTH opcodes (byte 0): transport prefix | operation (WIRE.md 1.3)
+// BTH opcodes (byte 0): transport prefix | operation (docs/wire.md 1.3)
 enum Opcode : uint8_t {
   RC_SEND_FIRST = 0x00, RC_SEND_MIDDLE = 0x01, RC_SEND_LAST = 0x02, RC_SEND_LAST_WITH_IMMEDIATE = 0x03,
   RC_SEND_ONLY = 0x04, RC_SEND_ONLY_WITH_IMMEDIATE = 0x05, RC_RDMA_WRITE_FIRST = 0x06,
@@ -33,7 +33,7 @@ enum HdrMask : uint32_t {
 uint32_t opcode_mask(uint8_t opcode);            // 0 for unknown/reserved opcodes
 const char* opcode_name(uint8_t opcode);         // Wireshark-like: "RC RDMA Write Only"
 
-// AETH syndrome helpers (WIRE.md 1.5)
+// AETH syndrome helpers (docs/wire.md 1.5)
 enum AethType : uint8_t { AETH_ACK = 0, AETH_RNR_NAK = 1, AETH_RESERVED = 2, AETH_NAK = 3 };
 enum NakCode : uint8_t { NAK_PSN_SEQ_ERR = 0, NAK_INVALID_REQUEST = 1, NAK_REMOTE_ACCESS_ERROR = 2, NAK_REMOTE_OP_ERROR = 3 };
 constexpr uint8_t kAckCreditsInvalid = 0x1F;
@@ -56,7 +56,7 @@ struct Packet {
   uint32_t icrc = 0;                            // numeric CRC value (wire bytes are little-endian)
 };
 
-// IP/UDP framing the ICRC covers (WIRE.md 1.8). For in-process traffic the session uses synthetic but
+// IP/UDP framing the ICRC covers (docs/wire.md 1.8). For in-process traffic the session uses synthetic but
 // consistent addresses taken from the devices' IPv4-mapped GIDs.
 struct Framing {
   bool ipv6 = false;
@@ -66,7 +66,7 @@ struct Framing {
   bool df = true;                              // IPv4 Don't Fragment (covered by the ICRC); rxe sets it
 };
 
-// CRC-32, IEEE 802.3 / zlib parameters (WIRE.md 1.8 step 2). crc32(p, n) == zlib.crc32(p); chaining works like
+// CRC-32, IEEE 802.3 / zlib parameters (docs/wire.md 1.8 step 2). crc32(p, n) == zlib.crc32(p); chaining works like
 // zlib: crc32(b, nb, crc32(a, na)) == crc32(a+b). Picks at run time: VPCLMULQDQ+AVX-512 folding, else VPCLMULQDQ+AVX2, else PCLMULQDQ
 // folding, else slice-by-8 tables.
 uint32_t crc32(const void* data, size_t len, uint32_t crc = 0);
@@ -91,7 +91,7 @@ size_t header_len(uint8_t opcode);
 void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out);
 // Decode a UDP payload (BTH..ICRC). Returns false with err set on a malformed packet. ICRC is not checked.
 bool decode(const uint8_t* data, size_t len, Packet& p, std::string* err = nullptr);
-// ICRC over IP/UDP/BTH.. as in WIRE.md 1.8; udp_payload excludes nothing (the last 4 bytes, the ICRC, are skipped).
+// ICRC over IP/UDP/BTH.. as in docs/wire.md 1.8; udp_payload excludes nothing (the last 4 bytes, the ICRC, are skipped).
 // Returns 0 when len < 16 (not a RoCEv2 packet).
 uint32_t icrc(const Framing& f, const uint8_t* udp_payload, size_t len);
 // True when the trailing 4 bytes (little-endian) equal icrc(f, udp_payload, len). rxe drops packets failing this.

@@ -46,7 +46,7 @@ inline uint32_t round_depth(uint32_t n) {
   return static_cast<uint32_t>(slots - 1);
 }
 
-// PSN arithmetic (24 bit, WIRE.md 1.6)
+// PSN arithmetic (24 bit, docs/wire.md 1.6)
 inline int32_t psn_cmp(uint32_t a, uint32_t b) { return static_cast<int32_t>((a - b) << 8); }
 inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & 0xFFFFFF; }
 

@@ -1,4 +1,4 @@
-// Built-in device profiles (VERBS.md §2.6, §12.8). Values follow rxe_param.h, mlx5, siw.
+// Built-in device profiles. Values follow rxe_param.h (rxe), mlx5 (cx) and siw (iwarp).
 #include <cerrno>
 
 #include "core/impl.h"

@@ -1,4 +1,4 @@
-// ibv_rc_pingpong's out-of-band exchange over TCP (WIRE.md 3.7): the 52-byte "LLLL:QQQQQQ:PPPPPP:GID" message
+// ibv_rc_pingpong's out-of-band exchange over TCP (docs/wire.md 3.7): the 52-byte "LLLL:QQQQQQ:PPPPPP:GID" message
 // (+ NUL) each way and the 5-byte "done", the server moving its QP to RTR/RTS before it answers.
 #pragma once
 #include <cstdint>

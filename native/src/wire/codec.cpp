@@ -1,4 +1,4 @@
-// Encode/decode of the RoCEv2 UDP payload: BTH, extension headers, payload, pad, ICRC (WIRE.md 1.2-1.4, 1.7).
+// Encode/decode of the RoCEv2 UDP payload: BTH, extension headers, payload, pad, ICRC (docs/wire.md 1.2-1.4, 1.7).
 #include <cstring>
 #include <string>
 

@@ -1,4 +1,4 @@
-// Ethernet + IPv4/IPv6 + UDP framing around a RoCEv2 UDP payload, and the matching parsers (WIRE.md 1.1).
+// Ethernet + IPv4/IPv6 + UDP framing around a RoCEv2 UDP payload, and the matching parsers (docs/wire.md 1.1).
 #include <cstdio>
 #include <cstring>
 
@@ -68,7 +68,7 @@ void frame(const Framing& f, const uint8_t* udp_payload, size_t len, std::vector
   put16(udp, f.src_port);
   put16(udp + 2, f.dst_port);
   put16(udp + 4, udp_len);
-  put16(udp + 6, 0);                            // rxe sends UDP checksum 0 on IPv4 and IPv6 (WIRE.md 1.1)
+  put16(udp + 6, 0);                            // rxe sends UDP checksum 0 on IPv4 and IPv6 (docs/wire.md 1.1)
   if (len) std::memcpy(udp + 8, udp_payload, len);
 }
 

@@ -1,4 +1,4 @@
-// ICRC, exactly as WIRE.md 1.8: CRC-32 over 8 x 0xFF, the IP header and UDP header with their variant fields set
+// ICRC, exactly as docs/wire.md 1.8: CRC-32 over 8 x 0xFF, the IP header and UDP header with their variant fields set
 // to ones, the BTH with byte 4 set to ones, then the rest of the packet up to (not including) the ICRC.
 #include <cstring>
 

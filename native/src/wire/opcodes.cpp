@@ -1,4 +1,4 @@
-// Opcode table (WIRE.md 1.3), AETH syndrome text and the RNR timer table (WIRE.md 1.5).
+// Opcode table (docs/wire.md 1.3), AETH syndrome text and the RNR timer table (docs/wire.md 1.5).
 #include <array>
 #include <cstdio>
 

@@ -1,4 +1,5 @@
 // Always-visible run controls for the deterministic engine (engine.autorun / engine.step / engine.run).
+import { fmtCount, rawNs } from '../format.ts';
 import { useEffect } from 'react';
 import { useConsole, useSampled } from '../store/context.tsx';
 import { ErrorMessage } from './ui.tsx';
@@ -9,6 +10,7 @@ export function RunBar() {
   const step = useConsole((s) => s.step);
   const runToIdle = useConsole((s) => s.runToIdle);
   const lastRun = useConsole((s) => s.lastRun);
+  const lastRunNs = useConsole((s) => s.lastRunNs);
   const realTime = useConsole((s) => s.realTime);
   const onNet = useConsole((s) => s.devices.filter((d) => d.net).map((d) => d.name).join(', '));
   const why = realTime ? `unavailable: ${onNet || 'a device'} on the network, the session runs in real time` : undefined;
@@ -32,8 +34,8 @@ export function RunBar() {
         {autorun ? '❚❚ Pause' : '▶ Play'}</button>
       <button type="button" data-testid="run-step" title={why ?? 'Alt+S'} aria-keyshortcuts="Alt+S" onClick={() => void step(1)} disabled={autorun || realTime}>Step</button>
       <button type="button" data-testid="run-idle" title={why ?? 'Alt+R'} aria-keyshortcuts="Alt+R" onClick={() => void runToIdle()} disabled={autorun || realTime}>Run to idle</button>
-      <span className="muted" data-testid="run-status">{lastRun}</span>
-      <span className="muted grow-right">{total.toLocaleString()} events</span>
+      <span className="muted" data-testid="run-status" title={lastRunNs !== null ? `virtual time ${rawNs(lastRunNs)}` : undefined}>{lastRun}</span>
+      <span className="muted grow-right">{fmtCount(total)} events</span>
       <ErrorMessage form="engine.autorun" /><ErrorMessage form="engine.step" /><ErrorMessage form="engine.run" />
     </div>
   );

@@ -63,7 +63,8 @@ export function VirtualRows({ count, rowHeight = 22, render, follow, onUnfollow,
       className={`vrow ${selected === i ? 'selected' : ''} ${i % 2 ? 'odd' : ''}`}
       style={{ position: 'absolute', top, left: 0, right: 0, height: rowHeight }}
       onClick={() => onSelect?.(i)}>
-      {render(i)}
+      {/* a row of a grid owns cells (WAI-ARIA grid pattern): the line is one cell */}
+      <div role="gridcell" className="vcell">{render(i)}</div>
     </div>
   );
   // following: just the rows in the viewport, keyed by slot so that as the tail moves React updates the same DOM

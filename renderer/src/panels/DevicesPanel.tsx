@@ -1,5 +1,6 @@
 // Devices: software device instances and their profiles, capabilities by rdma-core name, limits, GIDs;
 // real (libibverbs) devices only when the backend reports some.
+import { fmtCount } from '../format.ts';
 import { useMemo, useState } from 'react';
 import { useConsole } from '../store/context.tsx';
 import { commandProblem } from '../store/validate.ts';
@@ -41,6 +42,7 @@ function DeviceRows() {
   const select = useConsole((s) => s.selectDevice);
   const destroy = useConsole((s) => s.destroyDevice);
   const allocPd = useConsole((s) => s.allocPd);
+  const deallocPd = useConsole((s) => s.deallocPd);
   const pds = useConsole((s) => s.pds);
   if (!devices.length) return <p className="muted" data-testid="no-devices">No software devices yet. Create one below.</p>;
   return (
@@ -51,7 +53,11 @@ function DeviceRows() {
           <tr key={d.handle} data-testid="device-row" className={d.handle === selected ? 'selected' : ''} aria-selected={d.handle === selected}
             tabIndex={0} onClick={() => select(d.handle)} onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); select(d.handle); } }}>
             <td>{d.handle}</td><td className="mono" data-testid="device-name-cell">{d.name}</td><td data-testid="device-profile-cell">{d.profile}</td>
-            <td className="mono">{pds.filter((p) => p.device === d.handle && !p.destroyed).map((p) => `pd ${p.handle}`).join(', ') || '—'}</td>
+            <td className="mono">{pds.filter((p) => p.device === d.handle && !p.destroyed).map((p) => (
+              <span key={p.handle} className="pd-chip">pd {p.handle}{' '}
+                <button type="button" className="link" data-testid="dealloc-pd" aria-label={`deallocate pd ${p.handle}`}
+                  onClick={(e) => { e.stopPropagation(); void deallocPd(p.handle); }}>×</button>
+                <ErrorMessage form={`pd.dealloc:${p.handle}`} /></span>)) }{pds.some((p) => p.device === d.handle && !p.destroyed) ? null : '—'}</td>
             <td className="mono" data-testid="device-net-cell">{d.net ? `${d.net.interface} :${d.net.port}` : '—'}</td>
             <td className="actions">
               <button type="button" data-testid="alloc-pd" onClick={(e) => { e.stopPropagation(); void allocPd(d.handle); }}>Alloc PD</button>
@@ -82,7 +88,7 @@ function DeviceDetail({ d }: { d: DeviceView }) {
         <h3>Limits</h3>
         {d.limits.length ? (
           <table className="table compact" data-testid="device-limits"><tbody>
-            {d.limits.map(([k, v]) => <tr key={k}><td className="mono">{k}</td><td className="mono num">{v.toLocaleString()}</td></tr>)}
+            {d.limits.map(([k, v]) => <tr key={k}><td className="mono">{k}</td><td className="mono num">{fmtCount(v)}</td></tr>)}
           </tbody></table>
         ) : <p className="muted">no limits reported</p>}
       </div>

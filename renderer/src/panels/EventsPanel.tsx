@@ -1,5 +1,6 @@
 // Events: every device event, in a virtualized log over the typed-array ring, filterable by kind, object
 // and text. Filtering is incremental (FilteredView), so a million rows stay smooth.
+import { fmtNs } from '../format.ts';
 import { useState } from 'react';
 import { useConsole, useModel, useSampled } from '../store/context.tsx';
 import { Field, Section } from '../components/ui.tsx';
@@ -7,7 +8,7 @@ import { VirtualRows } from '../components/VirtualRows.tsx';
 import { textCols } from '../components/textCols.ts';
 import { SampledBanner } from '../components/SampledBanner.tsx';
 
-const fmtT = (t: number) => (t / 1000).toFixed(3);
+const fmtT = fmtNs;
 const fmtN = (v: number) => (v === 0 ? '' : v > 0xffff ? `0x${v.toString(16)}` : String(v));
 /** columns: seq, t, kind, device, object, a, b, c, d (the text takes the rest) */
 const WIDTHS = [8, 12, 15, 4, 10, 15, 15, 15, 15];

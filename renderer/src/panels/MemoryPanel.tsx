@@ -1,6 +1,8 @@
 // Memory and keys: buffers with a hex view (bytes changed by MemWrite events highlighted) and a heat strip,
 // the MR registration form (access flags by rdma-core name, validated as you type), the key table and the
 // address-space map. Everything drawn comes from replies (memory.read, mr.reg) and events.
+import { ReregForm } from './ReregForm.tsx';
+import { fmtBytes, fmtKey, rawBytes } from '../format.ts';
 import { useMemo, useState, type ReactElement } from 'react';
 import { Access } from '../../../app/protocol/index.ts';
 import { useConsole, useModel } from '../store/context.tsx';
@@ -38,7 +40,7 @@ function BufferList() {
         {buffers.map((b) => (
           <tr key={b.handle} data-testid="buffer-row" data-buffer={b.handle} className={`${b.handle === selected ? 'selected' : ''} ${b.destroyed ? 'destroyed' : ''}`}
             tabIndex={0} onClick={() => select(b.handle)} onKeyDown={(e) => { if (e.key === 'Enter') select(b.handle); }}>
-            <td>buf {b.handle}</td><td className="mono">{hexAddr(b.addr)}</td><td className="mono">{b.length}</td>
+            <td>buf {b.handle}</td><td className="mono">{hexAddr(b.addr)}</td><td className="mono" title={rawBytes(b.length)}>{fmtBytes(b.length)}</td>
             <td>{!b.destroyed && <button type="button" className="danger" onClick={(e) => { e.stopPropagation(); void free(b.handle); }}>Free</button>}
               <ErrorMessage form={`buffer.free:${b.handle}`} /></td>
           </tr>
@@ -325,7 +327,7 @@ function KeyTableView() {
           return (
             <tr key={`${k.type}${k.handle}`} data-testid="key-row" data-rkey={k.rkey} data-lkey={k.lkey} data-type={k.type} data-handle={k.handle} data-kind={k.kind} data-state={k.state} className={k.destroyed ? 'destroyed' : ''}>
               <td>{devName(k.device)}</td><td className="mono">{hex(keyIndex(key))}</td><td className="mono">{hex(keyByte(key), 2)}</td>
-              <td className="mono">{hex(k.lkey, 8)}</td><td className="mono" data-testid="key-rkey">{hex(k.rkey, 8)}</td>
+              <td className="mono" title={fmtKey(k.lkey)}>{hex(k.lkey, 8)}</td><td className="mono" data-testid="key-rkey" title={fmtKey(k.rkey)}>{hex(k.rkey, 8)}</td>
               <td className={`state-${k.state}`}>{k.state}</td><td>{k.type} {k.handle} <span className="muted">{k.kind}</span></td>
               <td>{k.pd || '—'}</td>
               <td className="mono">{k.length ? `${hexAddr(k.addr)} +${k.length}` : '—'}</td>
@@ -416,7 +418,7 @@ export function MemoryPanel() {
       <UnknownObjects />
       <div className="row">
         <Section title="Buffers" testid="buffers-section"><BufferList /><AllocBufferForm /></Section>
-        <Section title="Register memory region" testid="mr-section"><RegMrForm /></Section>
+        <Section title="Register memory region" testid="mr-section"><RegMrForm /><ReregForm /></Section>
       </div>
       {b && (
         <Section title={`Buffer ${b.handle} — ${hexAddr(b.addr)}, ${b.length} bytes`} testid="buffer-detail">

@@ -45,8 +45,11 @@ function PacketList({ rows, selected, onSelect, follow, onUnfollow }: { rows: Pa
         const s = srcQpn(model.queues, p);
         const f = model.fates.fate(p.id);
         const mark = p.event === 'dropped' ? (f?.of !== undefined ? ` (drop of #${f.of})` : ' (dropped)') : f?.lost ? ' (lost)' : f?.dropped ? ' (dropped at receiver)' : '';
-        const line = textCols([String(p.id), fmtT(p.t), s === null ? '?' : String(s), String(p.dstQpn), `${f?.retransmitOf !== undefined && p.syndrome === null ? '↻ ' : ''}${p.opName}${mark}`,
-          String(p.psn), p.ackReq ? '1' : '0', p.synText, String(p.length)], WIDTHS);
+        // a drop the device reported without the packet (the responder's): shown as the packet it dropped
+        const of = p.event === 'dropped' && f?.of !== undefined ? rows.at(Math.max(0, rows.indexOfId(f.of))) : undefined;
+        const shownP = of && of.id === f?.of ? of : p;
+        const line = textCols([String(p.id), fmtT(p.t), s === null ? '?' : String(s), String(shownP.dstQpn), `${f?.retransmitOf !== undefined && p.syndrome === null ? '↻ ' : ''}${shownP.opName}${mark}`,
+          String(shownP.psn), p.ackReq ? '1' : '0', p.synText, String(p.length)], WIDTHS);
         return (
           <div className={`ev-line ${p.event === 'dropped' ? 'pkt-dropped' : ''} ${p.nak ? 'pkt-nak' : ''}`} data-testid="packet-row" data-opcode={p.opName}>{line}</div>
         );

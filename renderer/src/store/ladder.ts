@@ -27,7 +27,7 @@ export interface Fate {
 const MAX_KEYS = 1 << 16;   // packets remembered for matching (PSNs of a long run are forgotten in chunks)
 
 export class PacketFates {
-  static readonly KINDS = ['PacketSent', 'PacketReceived', 'PacketDropped', 'Fault'];
+  static readonly KINDS = ['PacketSent', 'PacketReceived', 'PacketDropped', 'Fault', 'QpState'];
   readonly byId = new Map<number, Fate>();
   // "dstDev:qpn:psn:opcode" -> its sends not yet received, oldest first (the wire keeps order unless reordered), and
   // the last one received (a duplicate arrives after its original)
@@ -49,6 +49,11 @@ export class PacketFates {
       for (const k of this.byId.keys()) if (k < this.wire.base) this.byId.delete(k);
     }
     switch (e.kind) {
+      case 'QpState': {
+        // a QP back in RESET starts its PSNs again: what it sends next is not a retransmission of what it sent before
+        if (e.b === 0) this.firstSend.clear();
+        return false;
+      }
       case 'PacketSent': {
         if (this.sentTo.size > MAX_KEYS) { this.sentTo.clear(); this.firstSend.clear(); }
         const k = `${e.d}:${e.b}:${e.c}:${e.a}`;
@@ -62,7 +67,8 @@ export class PacketFates {
       case 'Fault': {
         if (e.objKind !== 'packet' || this.lastSent < 0) return false;
         const p = this.wire.all.at(this.lastSent - this.wire.base) as PacketRow | undefined;
-        if (!p || p.device !== e.device) return false;
+        // the packet it names (a sampled stream may have dropped the send it followed)
+        if (!p || p.device !== e.device || p.dstQpn !== e.b || p.psn !== e.c) return false;
         if (e.a === 0) {
           // never arrives: a later receive of the same numbers is its retransmission's
           this.of(this.lastSent).lost = true;

@@ -88,8 +88,11 @@ export function createScenarioStore(console_: ConsoleStore): ScenarioStore {
       console_.getState().resetModels();
       return true;
     }
-    async function afterReplayCommand(fresh: boolean) {
-      if (fresh) await console_.getState().syncObjects();
+    /** after each replayed step the console asks the host what its objects are (session.info describes MRs and
+     *  MWs — kind, PD, access — which their ObjectCreated events do not carry; QPs are queried): the key table and
+     *  the QPs show what the device holds after the step, as they did when the session was live */
+    async function afterReplayCommand(_fresh: boolean) {
+      await console_.getState().syncObjects();
       await get().refresh();
     }
 

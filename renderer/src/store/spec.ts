@@ -41,10 +41,10 @@ export function handleOf(result: unknown, ...names: string[]): number | undefine
   return num(result, ...names, 'handle', 'id');
 }
 
-export const hex = (v: number, width = 0) => `0x${(v >>> 0).toString(16).padStart(width, '0')}`;
-export const hexAddr = (v: number) => `0x${v.toString(16)}`;
+// (hex writing is the formatting module's: renderer/src/format.ts)
+export { fmtHex as hex, fmtAddr as hexAddr } from '../format.ts';
 
-/** AETH syndrome in words (IBA 9.7.5.1.1; WIRE.md 1.5) */
+/** AETH syndrome in words (IBA 9.7.5.1.1; docs/wire.md 1.5) */
 export function syndromeText(s: number): string {
   const type = (s >> 5) & 3; const v = s & 0x1f;
   if (type === 0) return v === 0x1f ? 'ACK credits=invalid' : `ACK credits=${v}`;

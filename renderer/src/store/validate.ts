@@ -15,7 +15,7 @@ export function commandProblem(command: { cmd: string; args: unknown }): string 
   if (!r.success) return describeZodError(r.error).message.replace(/^args\./, '');
   // (a window's access is not an MR's: ibv_bind_mw checks the MR it binds to — MW_BIND, LOCAL_WRITE for a writable
   // window — and the device says so in the bind's completion, so no rule of ibv_reg_mr applies to mw.bind here)
-  if (command.cmd === 'mr.reg') {
+  if (command.cmd === 'mr.reg' || command.cmd === 'mr.rereg') {
     const acc = (command.args as { access?: string[] }).access ?? [];
     return accessProblem(acc);
   }

@@ -17,23 +17,29 @@ export function PostRecvForm() {
   useConsole((s) => s.versions.keys);
   const model = useModel();
   const post = useConsole((s) => s.postRecv);
+  const postSrq = useConsole((s) => s.postSrqRecv);
+  const { srqs } = useLiveObjects();
   const { pdDev } = useNames();
   const mrs = model.keys.rows(false).filter((k) => k.type === 'MR' && k.length > 0);
   const f = useForm('post.recv');
   const [qp, setQp] = f.text('qp', ''); const [len, setLen] = f.text('len', '64'); const [wrId, setWrId] = f.text('wrId', '100');
-  const q = qps.find((x) => x.handle === Number(qp)) ?? defaultQp(qps);
+  // a target "srq:H" posts to a shared receive queue (ibv_post_srq_recv), else to the QP's own RQ
+  const srqTarget = qp.startsWith('srq:') ? Number(qp.slice(4)) : 0;
+  const q = srqTarget ? undefined : qps.find((x) => x.handle === Number(qp)) ?? defaultQp(qps);
   const m = mrs.find((x) => x.handle === Number(f.get('mr', ''))) ?? mrs.find((x) => q && x.pd === q.pd) ?? mrs[0];
   const wr = { wrId: parseNum(wrId), sgList: m ? [{ addr: m.addr, length: parseNum(len), lkey: m.lkey }] : [] };
-  const problem = !q ? 'create a QP first' : commandProblem({ cmd: 'post.recv', args: { qp: q.handle, wrs: [wr] } });
+  const problem = srqTarget ? commandProblem({ cmd: 'srq.post_recv', args: { srq: srqTarget, wrs: [wr] } })
+    : !q ? 'create a QP first' : commandProblem({ cmd: 'post.recv', args: { qp: q.handle, wrs: [wr] } });
   return (
-    <form className="form" aria-label="post receive" onSubmit={(e) => { e.preventDefault(); f.submitted(); if (!problem && q) void post(q.handle, wr).then((ok) => ok && f.done()); }}>
-      <Field label="QP"><select data-testid="recv-qp" value={q?.handle ?? ''} onChange={(e) => setQp(e.target.value)}><QpOptions qps={qps} /></select></Field>
+    <form className="form" aria-label="post receive" onSubmit={(e) => { e.preventDefault(); f.submitted(); if (problem) return; if (srqTarget) void postSrq(srqTarget, wr).then((ok) => ok && f.done()); else if (q) void post(q.handle, wr).then((ok) => ok && f.done()); }}>
+      <Field label="QP or SRQ"><select data-testid="recv-qp" value={srqTarget ? `srq:${srqTarget}` : q?.handle ?? ''} onChange={(e) => setQp(e.target.value)}><QpOptions qps={qps} />
+        {srqs.map((x) => <option key={`srq:${x.handle}`} value={`srq:${x.handle}`}>srq {x.handle} (ibv_post_srq_recv)</option>)}</select></Field>
       <Field label="MR (lkey)"><select data-testid="recv-mr" value={m?.handle ?? ''} onChange={(e) => f.set('mr', e.target.value)}>
         {mrs.map((x) => <option key={x.handle} value={x.handle}>MR {x.handle} on {pdDev(x.pd)} lkey {fmtHex(x.lkey, 8)}</option>)}</select></Field>
       <Field label="length"><input value={len} onChange={(e) => setLen(e.target.value)} size={5} /></Field>
       <Field label="wr_id"><input value={wrId} onChange={(e) => setWrId(e.target.value)} size={4} /></Field>
       <button type="submit" data-testid="post-recv" disabled={!!problem}>Post recv</button><Pending form="post.recv" />
-      <ErrorMessage form="post.recv" local={problem} touched={f.touched} />
+      <ErrorMessage form={srqTarget ? 'srq.post_recv' : 'post.recv'} local={problem} touched={f.touched} />
     </form>
   );
 }

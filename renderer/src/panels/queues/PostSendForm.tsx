@@ -114,7 +114,9 @@ export function PostSendForm() {
     : ud && !ah ? 'create an address handle for this QP\'s PD first (below)'
     : numeric.some(Number.isNaN) || [lo, ln].some(Number.isNaN) ? 'numbers: decimal or 0x-hex'
     : commandProblem({ cmd: 'post.send', args: { qp: q.handle, wrs: [wr] } });
-  const [posted, setPosted] = [f.get('posted', ''), (v: string) => f.set('posted', v)];
+  // what was posted last (kept with the form's choices, without counting as a change of the user's)
+  const setField = useConsole((s) => s.setFormField);
+  const [posted, setPosted] = [f.get('posted', ''), (v: string) => setField('post.send', 'posted', v)];
   const submit = async () => {
     f.submitted();
     if (problem || !q) return;

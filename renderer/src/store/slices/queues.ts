@@ -20,6 +20,8 @@ export interface QueuesSlice {
   createSrq(pd: number, maxWr: number, srqLimit: number): Promise<boolean>;
   destroySrq(srq: number): Promise<boolean>;
   postSend(qp: number, wr: SendWr): Promise<boolean>;
+  /** ibv_post_srq_recv */
+  postSrqRecv(srq: number, wr: RecvWr): Promise<boolean>;
   /** the last WR posted from the console on each QP (the load generator repeats it) */
   lastPosted: Record<number, SendWr>;
   /** the load generator's state as the host last reported it (engine.traffic) */
@@ -118,6 +120,7 @@ export const createQueuesSlice: Slice<QueuesSlice> = (set, get, ctx) => {
       ctx.syncTrafficPoll();
       return !!r;
     },
+    async postSrqRecv(srq, wr) { return !!(await get().exec('srq.post_recv', { cmd: 'srq.post_recv', args: { srq, wrs: [wr] } })); },
     async postRecv(qp, wr) { return !!(await get().exec('post.recv', { cmd: 'post.recv', args: { qp, wrs: [wr] } })); },
     lastPoll: {},
     async pollCq(cq, max) {

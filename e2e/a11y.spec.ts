@@ -1,0 +1,81 @@
+// Accessibility as a test: axe-core (WCAG 2 A/AA rules) over every registered panel, in the light and the dark theme,
+// with objects on screen (a device, a PD, buffers, MRs, a CQ, connected QPs, a WRITE and its packets), 0 violations.
+// Also: a fresh console opens on the orientation, which says where the labs are; the tabs are reachable by keyboard.
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+import { START, allocBuffers, panel, shot } from './helpers.ts';
+
+test.describe.configure({ mode: 'serial' });
+
+async function violations(page: Page): Promise<string[]> {
+  const r = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  return r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+}
+
+test('a fresh console opens on the orientation, which says where to start and where the labs are', async ({ page }) => {
+  await page.goto(START);
+  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+  const o = page.getByTestId('orientation');
+  await expect(o).toBeVisible();
+  await expect(o).toContainText('software RDMA device');
+  await expect(page.getByTestId('orientation-labs')).toContainText(/Labs/);
+  // the Labs panel when a lab platform registered one, else the orientation says where labs will be
+  const labsTab = await page.getByTestId('nav-labs').count();
+  if (labsTab) await expect(page.getByTestId('orientation-open-labs')).toBeVisible();
+  else await expect(page.getByTestId('orientation-labs')).toContainText('not in this console yet');
+  await shot(page, 'first-run');
+  expect(await violations(page)).toEqual([]);
+  // every panel is listed and one click away
+  await page.getByTestId('orientation-go-queues').click();
+  await expect(page.getByTestId('panel-queues')).toBeVisible();
+  await expect(o).toHaveCount(0);
+  // a returning user lands where they left, without the orientation
+  await page.goto(START);
+  await expect(page.getByTestId('panel-queues')).toBeVisible();
+  await expect(page.getByTestId('orientation')).toHaveCount(0);
+});
+
+test('every panel passes axe (WCAG 2 A/AA) in the light and the dark theme', async ({ page }) => {
+  test.setTimeout(180_000);
+  await page.goto(START);
+  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+  // something on every panel: a device with a PD, buffers and MRs, a CQ, two connected QPs, a WRITE run to idle
+  await panel(page, 'devices');
+  if (!(await page.getByTestId('device-row').count())) await page.getByTestId('create-device').click();
+  const row = page.getByTestId('device-row').first();   // the forms default to the first device's objects
+  await row.getByTestId('alloc-pd').click();
+  await expect(row).toContainText('pd ');
+  await panel(page, 'memory');
+  const [a, b] = await allocBuffers(page, 2);
+  for (const buf of [a!, b!]) { await page.getByTestId('mr-buffer').selectOption(buf); await page.getByTestId('reg-mr').click(); }
+  await panel(page, 'queues');
+  await page.getByTestId('create-cq').click();
+  await page.getByTestId('create-qp').click();
+  await page.getByTestId('create-qp').click();
+  await page.getByTestId('connect-qps').click();
+  await page.getByTestId('post-send').click();
+  await page.getByTestId('run-idle').click();
+  const ids = await page.locator('[role="tab"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.replace(/^nav-/, '')));
+  expect(ids.length).toBeGreaterThanOrEqual(7);
+  const found: string[] = [];
+  for (const theme of ['light', 'dark'] as const) {
+    if ((await page.locator('html').getAttribute('data-theme')) !== theme) await page.getByTestId('theme-toggle').click();
+    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+    for (const id of ids) {
+      await panel(page, id);
+      await page.waitForTimeout(150);   // the panel's first frame of data
+      for (const v of await violations(page)) found.push(`${theme} ${id}: ${v}`);
+    }
+  }
+  expect(found).toEqual([]);
+});
+
+test('the tabs are reachable and operable by keyboard, with a visible focus', async ({ page }) => {
+  await page.goto(`${START}#devices`);
+  await page.getByTestId('nav-devices').focus();
+  await page.keyboard.press('ArrowRight');
+  await expect(page.getByTestId('panel-memory')).toBeVisible();
+  await expect(page.getByTestId('nav-memory')).toBeFocused();
+  const outline = await page.getByTestId('nav-memory').evaluate((el) => getComputedStyle(el).outlineStyle);
+  expect(outline).not.toBe('none');
+});
