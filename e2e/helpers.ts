@@ -1,4 +1,5 @@
 // Shared by the Playwright specs: the console's URL, screenshots, and the few UI steps every spec takes.
+import fs from 'node:fs';
 import { expect, type Locator, type Page } from '@playwright/test';
 
 export const TOKEN = process.env.VERBSLAB_TOKEN ?? 'e2e-token';
@@ -44,3 +45,32 @@ export async function noErrors(page: Page) {
 
 /** a TCP port free on 127.0.0.1 right now (the same helper the test and bench scripts use) */
 export { freePort as freeTcpPort } from '../scripts/browser.mjs';
+
+/** A lab's sections and step ids (labs/<id>/lab.json). */
+export interface LabFile { sections: { id: string; steps: { id: string }[] }[] }
+
+/** Opens the console on the Labs panel with lab `id` shown (not started); returns the page errors seen from now on. */
+export async function openLab(page: Page, id: string): Promise<string[]> {
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(START);
+  await expect(page.getByTestId('host-status')).toHaveText('backend up');
+  await panel(page, 'labs');
+  await page.getByTestId(`lab-open-${id}`).click();
+  await expect(page.getByTestId(`lab-${id}`)).toBeVisible();
+  return problems;
+}
+
+/** "Do it" on every step in order, each turning green; a screenshot of each section (SHOTS/lab-<id>-<section>.png). */
+export async function walkLab(page: Page, id: string, lab: LabFile, timeout?: number) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  for (const sec of lab.sections) {
+    for (const st of sec.steps) {
+      const row = page.getByTestId(`lab-step-${st.id}`);
+      await expect(row).toHaveAttribute('data-state', 'todo');
+      await page.getByTestId(`lab-do-${st.id}`).click();
+      await expect(row).toHaveAttribute('data-state', 'holds', timeout ? { timeout } : undefined);
+    }
+    await page.getByTestId(`lab-section-${sec.id}`).screenshot({ path: `${SHOTS}/lab-${id}-${sec.id}.png` });
+  }
+}

@@ -3,19 +3,13 @@
 // source; a screenshot of the lab panel per section (e2e/screenshots/lab-bmme-<section>.png).
 import fs from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { START, panel } from './helpers.ts';
+import { openLab, panel, walkLab, type LabFile } from './helpers.ts';
 
-const lab = JSON.parse(fs.readFileSync('labs/bmme/lab.json', 'utf8')) as { sections: { id: string; steps: { id: string }[] }[] };
+const lab = JSON.parse(fs.readFileSync('labs/bmme/lab.json', 'utf8')) as LabFile;
 
 test('lab 3 walks to green, section by section', async ({ page }) => {
   test.setTimeout(180_000);
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.goto(START);
-  await expect(page.getByTestId('host-status')).toHaveText('backend up');
-  await panel(page, 'labs');
-  await page.getByTestId('lab-open-bmme').click();
-  await expect(page.getByTestId('lab-bmme')).toBeVisible();
+  const problems = await openLab(page, 'bmme');
   await expect(page.getByTestId('lab-do-pair')).toBeDisabled();   // not started yet
   await page.getByTestId('lab-start').click();
   await expect(page.getByTestId('lab-do-pair')).toBeEnabled();
@@ -24,16 +18,7 @@ test('lab 3 walks to green, section by section', async ({ page }) => {
   await expect(page.getByTestId('lab-why-text-pair')).toContainText('IBTA');
   await expect(page.getByTestId('lab-modelled-unfenced')).toContainText('Modelled');
 
-  fs.mkdirSync('e2e/screenshots', { recursive: true });
-  for (const sec of lab.sections) {
-    for (const st of sec.steps) {
-      const row = page.getByTestId(`lab-step-${st.id}`);
-      await expect(row).toHaveAttribute('data-state', 'todo');
-      await page.getByTestId(`lab-do-${st.id}`).click();
-      await expect(row).toHaveAttribute('data-state', 'holds');
-    }
-    await page.getByTestId(`lab-section-${sec.id}`).screenshot({ path: `e2e/screenshots/lab-bmme-${sec.id}.png` });
-  }
+  await walkLab(page, 'bmme', lab);
   await expect(page.locator('[data-testid^="lab-step-"][data-state="holds"]')).toHaveCount(lab.sections.reduce((n, s) => n + s.steps.length, 0));
   // the lab's commands went through the host like any other: the Memory panel's key table shows the lab's keys
   await panel(page, 'memory');

@@ -14,13 +14,14 @@ import { engineCommands } from './commands/engine.ts';
 import { scenarioConsoleCommands } from './commands/scenario.ts';
 import { labCommands } from './commands/lab.ts';
 import { labCqCommands } from '../../labs/cq/commands.ts';
+import { sgCommands } from '../../labs/sg/commands.ts';   // lab 1's agent commands
 
 export { U64 } from './commands/shared.ts';
 
 /** Every command's descriptor, by name. */
 export const DESCRIPTORS = {
   ...sessionCommands, ...deviceCommands, ...memoryCommands, ...queueCommands, ...engineCommands,
-  ...scenarioConsoleCommands, ...labCommands, ...labCqCommands,
+  ...scenarioConsoleCommands, ...labCommands, ...labCqCommands, ...sgCommands,
 };
 type Table = typeof DESCRIPTORS;
 export type CommandName = keyof Table;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Lab, type LabStep } from '../protocol/lab.ts';
-import { describeZodError, isReadOnly } from '../protocol/index.ts';
+import { createsOf, describeZodError, isReadOnly } from '../protocol/index.ts';
 import { SCENARIO_VERSION, type Scenario } from '../protocol/scenario.ts';
 import { validateScenario } from './load.ts';
 import type { ScenarioReport } from './run.ts';
@@ -63,7 +63,12 @@ export function listLabs(dir = LABS_DIR): { labs: FlatLab[]; errors: string[] } 
   return { labs, errors };
 }
 
-export interface LabStepResult { id: string; section: string; title: string; passed: boolean; ran: boolean; failure?: string }
+export interface LabStepResult {
+  id: string; section: string; title: string; passed: boolean; ran: boolean; failure?: string;
+  /** results of the step's commands that the lab names with "as" and that create no object (a lab's outputs, e.g.
+   *  the SG lab's comparison table), by name */
+  outputs?: Record<string, unknown>;
+}
 /** Per lab step, from the flattened scenario's report: passed when every one of its scenario steps ran and held. */
 export function labResults(flat: FlatLab, rep: ScenarioReport): LabStepResult[] {
   return flat.steps.map((st) => {
@@ -71,8 +76,14 @@ export function labResults(flat: FlatLab, rep: ScenarioReport): LabStepResult[] 
     const total = flat.owner.filter((o) => o === st.id).length;
     const bad = mine.find((r) => !r.ok);
     const setup = rep.failedStep === 0 ? rep.failure : undefined;
+    const outputs: Record<string, unknown> = {};
+    for (const r of mine) {
+      const as = (flat.scenario.steps[r.index] as { as?: string }).as;
+      if (as && r.ok && !createsOf(r.cmd)) outputs[as] = r.result;
+    }
     return {
       id: st.id, section: st.section, title: st.title, ran: mine.length === total, passed: mine.length === total && !bad && !setup,
+      ...(Object.keys(outputs).length ? { outputs } : {}),
       ...(bad ? { failure: `${bad.cmd}: ${bad.failures.join('; ')}` } : setup ? { failure: setup } : mine.length < total ? { failure: 'not run (an earlier step failed)' } : {}),
     };
   });

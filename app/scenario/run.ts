@@ -85,6 +85,14 @@ export function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/** A result without its wall-clock measurements (fields named wall…, e.g. the SG lab's wallNs): they differ from
+ *  run to run, so the digest leaves them out as it leaves out event times. */
+function withoutWallClock(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutWallClock);
+  if (!isObj(v)) return v;
+  return Object.fromEntries(Object.entries(v).filter(([k]) => !/^wall[A-Z]/.test(k)).map(([k, x]) => [k, withoutWallClock(x)]));
+}
+
 /** The part of an event that is reproducible: no sequence numbers, no times. */
 function canonicalEvent(e: DeviceEvent): string {
   const { seq: _s, t: _t, pkt, ...rest } = e as DeviceEvent & Record<string, unknown>;
@@ -131,7 +139,7 @@ export class ScenarioRun {
     const r = (yield { t: 'exec', c }) as ExecResult;
     // session.* results describe the executor's history (reset epochs, live objects), not the scenario: left out
     const result = c.cmd.startsWith('session.') ? undefined : r.ok ? r.result : undefined;
-    this.hash.update(canonical({ cmd: c.cmd, args: c.args, ok: r.ok, ...(r.ok ? { result } : { error: r.error.code }) }));
+    this.hash.update(canonical({ cmd: c.cmd, args: c.args, ok: r.ok, ...(r.ok ? { result: withoutWallClock(result) } : { error: r.error.code }) }));
     this.hash.update('\n');
     yield* this.drain();
     return r;

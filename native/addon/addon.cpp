@@ -29,6 +29,7 @@
 #include "../ibverbs/enumerate.h"
 #include "event_frame.h"
 #include "event_json.h"
+#include "sg_lab.h"
 
 namespace {
 
@@ -484,6 +485,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::DeregMr>("dereg_mr"),
       InstanceMethod<&SessionWrap::AllocMr>("alloc_mr"),
       InstanceMethod<&SessionWrap::MapMrSg>("map_mr_sg"),
+      InstanceMethod<&SessionWrap::SgLabRun>("sg_lab_run"),
       InstanceMethod<&SessionWrap::AllocMw>("alloc_mw"),
       InstanceMethod<&SessionWrap::DeallocMw>("dealloc_mw"),
       InstanceMethod<&SessionWrap::BindMw>("bind_mw"),
@@ -700,6 +702,10 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     if (c.thrown()) return env.Undefined();
     auto* s = S(env); if (!s) return env.Undefined();
     return ResultObj(env, s->map_mr_sg(mr, sg, ps), [&](uint32_t n) { return Napi::Number::New(env, n); });
+  }
+  Napi::Value SgLabRun(const Napi::CallbackInfo& info) {   // the SG lab (sg_lab.cpp)
+    auto* s = S(info.Env()); if (!s) return info.Env().Undefined();
+    return vladdon::SgLabRun(info, *s);
   }
   Napi::Value AllocMw(const Napi::CallbackInfo& info) {
     auto env = info.Env(); Conv c(env);
@@ -1316,6 +1322,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
   exports.Set("netInterfaces", Napi::Function::New(env, NetInterfaces, "netInterfaces"));
   exports.Set("ibverbsDevices", Napi::Function::New(env, IbverbsDevices, "ibverbsDevices"));
+  exports.Set("sgCheck", Napi::Function::New(env, vladdon::SgCheck, "sgCheck"));
+  exports.Set("sgGenerate", Napi::Function::New(env, vladdon::SgGenerate, "sgGenerate"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   return exports;
 }

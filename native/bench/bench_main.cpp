@@ -12,6 +12,7 @@
 #include "vl/wire.h"
 
 double udp_rdma_write_rate(double min_secs, bool& ok, std::string& why);   // udp_bench.cpp: two processes, UDP loopback
+std::string sg_bench_json(double min_secs, bool& ok);                      // sg_bench.cpp: the SG lab's strategies
 
 using namespace vl;
 using clk = std::chrono::steady_clock;
@@ -131,6 +132,11 @@ int main(int argc, char** argv) {
     std::printf("%.0f bytes/s (%s)\n", write_rate("cx", MTU_4096, 1 << 20, 2.0, ok, pm), mode_name(pm));
     return ok ? 0 : 1;
   }
+  if (a1 == "--sg-only") {
+    bool ok = false;
+    std::printf("{%s}\n", sg_bench_json(1.0, ok).c_str());
+    return ok ? 0 : 1;
+  }
   if (a1 == "--small-only") {
     bool ok = false;
     std::printf("%.0f ops/s (%s)\n", small_ops("rxe", 64, 1, 2.0, ok, pm), mode_name(pm));
@@ -179,7 +185,10 @@ int main(int argc, char** argv) {
                 r[wi].w_rxe, r[wi].w_rxe / mc, r[wi].w_cx, r[wi].w_cx / mc, std::max(r[0].ops_b, r[1].ops_b),
                 r[0].w_rxe, r[0].w_cx, r[0].ops, r[0].ops_b, r[1].w_rxe, r[1].w_cx, r[1].ops, r[1].ops_b,
                 wire::crc32_impl_name(), mode, okv ? "true" : "false");
-  std::printf("%s\n", out);
+  bool ok_sg = false;
+  const std::string sg = sg_bench_json(T, ok_sg);
+  okv = okv && ok_sg;
+  std::printf("{%s, %s\n", sg.c_str(), out + 1);
   if (!json) {
     std::printf("memcpy 1 MiB: %.2f GB/s\n", mc / 1e9);
     for (int i = 0; i < 2; i++)

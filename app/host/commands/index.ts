@@ -6,7 +6,8 @@ import { deviceHandlers } from './device.ts';
 import { memoryHandlers } from './memory.ts';
 import { queueHandlers } from './queues.ts';
 import { engineHandlers } from './engine.ts';
+import { sgHandlers } from '../../../labs/sg/handlers.ts';   // lab 1's agent commands
 
 export const HANDLERS: { [N in DeviceCommandName]: Handler<N> } = {
-  ...sessionHandlers, ...deviceHandlers, ...memoryHandlers, ...queueHandlers, ...engineHandlers,
+  ...sessionHandlers, ...deviceHandlers, ...memoryHandlers, ...queueHandlers, ...engineHandlers, ...sgHandlers,
 };

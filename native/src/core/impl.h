@@ -274,6 +274,7 @@ class SessionImpl {
   void stop_engine();
   uint64_t wire_latency_ns = 1000;
   uint16_t ip_id = 0;
+  uint64_t packets_sent = 0;                   // every packet send_packet_raw put on the wire (the SG lab's counter)
 
   Handle new_handle() { return next_handle++; }
 

@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "core/impl.h"
+#include "vl/sg.h"
 
 namespace vl {
 
@@ -209,36 +210,12 @@ Result<uint32_t> Session::map_mr_sg(Handle mrh, const std::vector<Sge>& sg, uint
     if (!S.host(sg[i].addr, sg[i].length))
       return rfail<uint32_t>(EFAULT, "sg[" + std::to_string(i) + "]: range " + hex(sg[i].addr) + "+" + std::to_string(sg[i].length) + " is not inside one buffer");
   }
+  // one rule for the device, the lab and the console: vl/sg.h (ib_sg_to_pages / the indirect entry rule)
+  const SgMapping map = indirect ? sg_to_entries(sg, m->max_num_sg) : sg_to_pages(sg, page_size, m->max_num_sg);
+  const uint32_t n = map.mapped;
   std::vector<Seg> segs;
-  std::vector<Sge> used;
-  uint32_t n = 0;
-  if (indirect) {
-    for (auto& s : sg) {                           // KLM-like list: byte granular, one entry per element
-      if (n >= m->max_num_sg) break;
-      segs.push_back({s.addr, s.length}); used.push_back(s); n++;
-    }
-  } else {
-    // ib_sg_to_pages: first element may start at an offset, the last may end early, every boundary in between
-    // page aligned on both sides unless contiguous; stop at the first element that breaks the rule or would
-    // exceed max_num_sg pages.
-    uint64_t ps = page_size, npages = 0;
-    for (size_t i = 0; i < sg.size(); i++) {
-      const Sge& s = sg[i];
-      uint64_t start_page = s.addr & ~(ps - 1), end_page = (s.addr + s.length - 1) & ~(ps - 1);
-      uint64_t pages = (end_page - start_page) / ps + 1;
-      if (i > 0) {
-        uint64_t prev_end = sg[i - 1].addr + sg[i - 1].length;
-        bool contiguous = s.addr == prev_end;
-        if (((prev_end & (ps - 1)) || (s.addr & (ps - 1))) && !contiguous) break;
-        if (contiguous && (prev_end & (ps - 1))) pages--;   // shares the previous element's last page
-      }
-      if (npages + pages > m->max_num_sg) break;
-      npages += pages;
-      if (!segs.empty() && segs.back().va + segs.back().len == s.addr) segs.back().len += s.length;
-      else segs.push_back({s.addr, s.length});
-      used.push_back(s); n++;
-    }
-  }
+  for (auto& g : map.segs) segs.push_back({g.va, g.len});
+  std::vector<Sge> used(sg.begin(), sg.begin() + n);
   if (n) {
     m->segs = std::move(segs); m->sg = std::move(used); m->mapped = true;
     m->iova = sg[0].addr; m->addr = sg[0].addr;

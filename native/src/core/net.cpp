@@ -25,6 +25,7 @@ void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
   Action a;
   if (!pkt_pool.empty()) { a.pkt = std::move(pkt_pool.back()); pkt_pool.pop_back(); }
   a.kind = Action::Deliver; a.src_dev = src; a.dst_dev = dst; a.ip_id = ip_id++;
+  packets_sent++;
   wire::Framing f = framing(src, dst, a.ip_id);
   wire::encode(p, f, a.pkt);
   if (capture) {
