@@ -13,15 +13,14 @@ import { queueCommands } from './commands/queues.ts';
 import { engineCommands } from './commands/engine.ts';
 import { scenarioConsoleCommands } from './commands/scenario.ts';
 import { labCommands } from './commands/lab.ts';
-import { labCqCommands } from '../../labs/cq/commands.ts';
-import { sgCommands } from '../../labs/sg/commands.ts';   // lab 1's agent commands
+import { LAB_COMMANDS } from '../../labs/commands.ts';   // the commands of the labs (labs/<id>/commands.ts)
 
 export { U64 } from './commands/shared.ts';
 
 /** Every command's descriptor, by name. */
 export const DESCRIPTORS = {
   ...sessionCommands, ...deviceCommands, ...memoryCommands, ...queueCommands, ...engineCommands,
-  ...scenarioConsoleCommands, ...labCommands, ...labCqCommands, ...sgCommands,
+  ...scenarioConsoleCommands, ...labCommands, ...LAB_COMMANDS,
 };
 type Table = typeof DESCRIPTORS;
 export type CommandName = keyof Table;

@@ -15,13 +15,13 @@ import { deviceC } from '../protocol/commands/device.ts';
 import { memoryC } from '../protocol/commands/memory.ts';
 import { queueC } from '../protocol/commands/queues.ts';
 import { engineC } from '../protocol/commands/engine.ts';
-import { sgC } from '../../labs/sg/commands.ts';   // lab 1's agent commands
+import { LAB_C_EMITTERS } from '../../labs/commands.ts';   // the labs' step commands
 import { C_ERRNO, Emitter, StepCtx, cComment, cString, type CEmit, type Kind, type Obj, type StepEmit } from './export-c/emitter.ts';
 
 export { cComment, cString } from './export-c/emitter.ts';
 
 /** Every step command's C emitter (the type requires one per step command). */
-const C_EMITTERS: Record<StepCommandName, CEmit> = { ...sessionC, ...deviceC, ...memoryC, ...queueC, ...engineC, ...sgC };
+const C_EMITTERS: Record<StepCommandName, CEmit> = { ...sessionC, ...deviceC, ...memoryC, ...queueC, ...engineC, ...LAB_C_EMITTERS };
 
 /** The checks and helpers every exported program starts with (a C file of its own). */
 const PREAMBLE = fs.readFileSync(new URL('./export-c/preamble.h', import.meta.url), 'utf8');

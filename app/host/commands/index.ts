@@ -6,8 +6,8 @@ import { deviceHandlers } from './device.ts';
 import { memoryHandlers } from './memory.ts';
 import { queueHandlers } from './queues.ts';
 import { engineHandlers } from './engine.ts';
-import { sgHandlers } from '../../../labs/sg/handlers.ts';   // lab 1's agent commands
+import { LAB_HANDLERS } from '../../../labs/handlers.ts';   // the labs' commands the device executor answers
 
 export const HANDLERS: { [N in DeviceCommandName]: Handler<N> } = {
-  ...sessionHandlers, ...deviceHandlers, ...memoryHandlers, ...queueHandlers, ...engineHandlers, ...sgHandlers,
+  ...sessionHandlers, ...deviceHandlers, ...memoryHandlers, ...queueHandlers, ...engineHandlers, ...LAB_HANDLERS,
 };
