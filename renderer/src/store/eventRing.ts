@@ -1,5 +1,5 @@
 // The event log's storage: a ring of typed arrays plus a small string table, so a million events cost a
-// few typed arrays instead of a million JS objects (GUI-STACK 4.6). Rows are addressed by their absolute
+// few typed arrays instead of a million JS objects (docs/console.md). Rows are addressed by their absolute
 // position (0 = first event ever ingested); positions older than `size` are gone.
 import { F_BIG, F_OK, type DeviceEvent, type EventFrame } from '../../../app/protocol/index.ts';
 

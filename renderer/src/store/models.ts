@@ -1,6 +1,6 @@
 // Mutable lookups derived from the device's events (and from the host's replies, which carry the same
 // objects' full descriptions). High-rate updates mutate these in place; the store publishes a version
-// number per domain once per animation frame (GUI-STACK 4.6).
+// number per domain once per animation frame (docs/console.md).
 import type { DeviceEvent, ResultOf, RingSnapshot } from '../../../app/protocol/index.ts';
 import { Access, Change, KeyState, QpState, QpType, WcOpcode, WcStatus, WrOpcode, bthOpcodeName, namesOf } from '../../../app/protocol/index.ts';
 import { decodePayload, payloadOfPacket, type DecodedPayload } from '../../../app/protocol/decoders.ts';
