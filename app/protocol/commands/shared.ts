@@ -89,6 +89,8 @@ export const ProfileOut = z.object({
   readWithInv: z.boolean(), lkeyEqRkey: z.boolean(), keyBytePolicy: z.string(),
   /** where the profile behaves as Linux rxe rather than the IBA / ConnectX (app/protocol/quirks.ts) */
   quirks: z.record(z.string(), z.union([z.boolean(), z.number()])),
+  /** ib_req_notify_cq(IB_CQ_REPORT_MISSED_EVENTS) may return > 0 (rxe) or never does (mlx5): docs/lab-cq.md */
+  notifyReportsMissed: z.boolean(),
   deviceCapNames: z.array(z.string()), atomicCapName: z.string(), activeMtuName: z.string(),
 });
 export const GidOut = z.object({ index: z.number(), gid: z.string(), type: z.string() });

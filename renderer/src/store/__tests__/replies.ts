@@ -10,7 +10,7 @@ export function profileOut(over: Partial<Profile> = {}): Profile {
     name: 'rxe', description: 'software RoCE', transport: 'RoCEv2', deviceCapFlags: 0, atomicCap: 1, maxQp: 64, maxQpWr: 64,
     maxSge: 4, maxCq: 64, maxCqe: 64, maxMr: 64, maxPd: 64, maxMw: 64, maxSrq: 64, maxSrqWr: 64, maxSrqSge: 4, maxQpRdAtom: 1,
     maxQpInitRdAtom: 1, maxFastRegPageListLen: 64, maxInlineData: 0, activeMtu: 3, maxMrSize: 0, pageSizeCap: 4096,
-    indirectReg: false, zeroBasedMr: false, readWithInv: false, lkeyEqRkey: true, keyBytePolicy: 'increment', quirks: {},
+    indirectReg: false, zeroBasedMr: false, readWithInv: false, lkeyEqRkey: true, keyBytePolicy: 'increment', quirks: {}, notifyReportsMissed: true,
     deviceCapNames: [], atomicCapName: 'IBV_ATOMIC_HCA', activeMtuName: 'IBV_MTU_1024', ...over,
   };
 }
