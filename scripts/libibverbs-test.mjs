@@ -122,7 +122,7 @@ const CASES = {
   },
 };
 
-// Every e2e/scenarios/*.json exported to C, compiled and run on the library (app/cli/exec-scenarios.ts): one case each.
+// Every library scenario (scenarios/, labs/<id>/scenarios/) exported to C, compiled and run on the library (app/cli/exec-scenarios.ts): one case each.
 async function exportedScenarios() {
   const { tsImport } = await import('tsx/esm/api');
   const mod = await tsImport(new URL('../app/cli/exec-scenarios.ts', import.meta.url).href, import.meta.url);

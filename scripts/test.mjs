@@ -222,7 +222,9 @@ if (want('fuzz')) {
   step(`fuzz (each target ${secs} s, ASan + UBSan)`);
   const r = await sh(process.execPath, ['scripts/fuzz.mjs', '--seconds', String(secs), '--fresh', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let s = null;
-  try { s = JSON.parse(r.out); } catch { /* not JSON */ }
+  // the summary is the last top-level JSON object on stdout (a first build prints its progress before it)
+  const at = r.out.lastIndexOf('\n{\n');
+  try { s = JSON.parse(at >= 0 ? r.out.slice(at + 1) : r.out); } catch { /* not JSON */ }
   if (s && Array.isArray(s.targets) && s.targets.length) {
     for (const t of s.targets) console.log(`   ${t.ok ? 'ok  ' : 'FAIL'} ${t.target}: ${t.executions} executions, cov ${t.coverage}, corpus ${t.corpus}${t.ok ? '' : ` — ${t.error} (input ${t.artifact})`}`);
     record('fuzz', s.targets.filter((t) => t.ok).length, s.targets.filter((t) => !t.ok).length);

@@ -1,4 +1,5 @@
-// Exported scenarios run on the software device through its libibverbs.so.1: every e2e/scenarios/*.json is exported
+// Exported scenarios run on the software device through its libibverbs.so.1: every library scenario (scenarios/,
+// labs/<id>/scenarios/; app/scenario/library.ts) is exported
 // to C (app/scenario/export-c.ts), compiled against Debian's <infiniband/verbs.h> with -libverbs, and run with the
 // environment `verbslab exec` sets (exec.ts libEnv: build/libibverbs first in LD_LIBRARY_PATH). The exported program
 // prints PASS / FAIL per expectation and stops at the first FAIL.
@@ -15,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseScenarioText } from '../scenario/load.ts';
 import { exportC } from '../scenario/export-c.ts';
 import { libEnv } from './exec.ts';
+import { libraryFiles } from '../scenario/library.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -47,16 +49,17 @@ export const KNOWN: Record<string, Known> = {
 
 export interface CaseResult { name: string; ok: boolean; detail: string; passes: number; failStep?: number; output?: string }
 
-export function runExportedScenarios(dir = path.join(root, 'e2e', 'scenarios')): CaseResult[] {
+export function runExportedScenarios(files = libraryFiles()): CaseResult[] {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-exec-c-'));
   const out: CaseResult[] = [];
   try {
-    for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.json') && !x.endsWith('.schema.json')).sort()) {
+    for (const file of files) {
+      const f = path.basename(file);
       const name = f.replace(/\.json$/, '');
-      const loaded = parseScenarioText(fs.readFileSync(path.join(dir, f), 'utf8'), f);
+      const loaded = parseScenarioText(fs.readFileSync(file, 'utf8'), f);
       if (!loaded.ok) { out.push({ name, ok: false, detail: `not loadable: ${loaded.error.message}`, passes: 0 }); continue; }
       const src = path.join(work, `${name}.c`), bin = path.join(work, name);
-      fs.writeFileSync(src, exportC(loaded.scenario, { source: `e2e/scenarios/${f}` }));
+      fs.writeFileSync(src, exportC(loaded.scenario, { source: path.relative(root, file) }));
       const cc = spawnSync('gcc', ['-Wall', '-Werror', '-o', bin, src, '-libverbs'], { encoding: 'utf8' });
       if (cc.status !== 0) { out.push({ name, ok: false, detail: 'gcc failed', passes: 0, output: cc.stderr.slice(-2000) }); continue; }
       // the device's profile: the scenario's, when all its devices share one (a program sees one device)
