@@ -112,7 +112,8 @@ export async function buildAddon() {
   const napiInc = require('node-api-headers').include_dir;
   const addonInc = path.dirname(require.resolve('node-addon-api/package.json'));
   const lib = await compile('release', libSrcs());
-  const addon = await compile('release', walk(path.join(root, 'native/addon'), '.cpp'),
+  // native/ibverbs: the real-device backend (dlopen of libibverbs.so.1, docs/real-devices.md), Node-free, in the addon
+  const addon = await compile('release', [...walk(path.join(root, 'native/addon'), '.cpp'), ...walk(path.join(root, 'native/ibverbs'), '.cpp')],
     ['-I', napiInc, '-I', addonInc, '-DNAPI_VERSION=8', '-DNAPI_DISABLE_CPP_EXCEPTIONS', '-DNODE_ADDON_API_DISABLE_DEPRECATED', '-fvisibility=hidden']);
   return link('release', path.join(root, 'build/Release/verbslab.node'), [...lib, ...addon], ['-ldl'], true);
 }

@@ -12,6 +12,7 @@ import type { EventChunk } from './batcher.ts';
 import type { NDevice, NEvent, NInterface, NativeAddon, NativeSession } from './native.ts';
 import { loadAddon } from './native.ts';
 import { realDevices } from './ibverbs.ts';
+import { openReal, realLibrary, type RealAddon, type RealSession } from './realdev.ts';
 import { HANDLERS } from './commands/index.ts';
 import type { DeviceCommandName, Handler } from './commands/handler.ts';
 import { errnoName, fail, u64n } from './commands/handler.ts';
@@ -55,8 +56,31 @@ export class NativeExecutor implements Executor {
   private realCache: ReturnType<typeof realDevices> | null = null;
   /** Real devices, enumerated once per executor (they do not change during a lab session). */
   get real(): ReturnType<typeof realDevices> {
-    this.realCache ??= realDevices(typeof this.addon.ibverbsDevices === 'function' ? this.addon.ibverbsDevices() : null);
+    const ra = this.addon as NativeAddon & RealAddon;
+    // VERBSLAB_LIBIBVERBS names the library to list and open (a path: e.g. Verbs Lab's own, for tests); else the
+    // system's libibverbs.so.1, listed without the software-device library (enumerate.h)
+    const lib = realLibrary();
+    this.realCache ??= realDevices(lib && ra.realdevList ? ra.realdevList(lib)
+      : typeof this.addon.ibverbsDevices === 'function' ? this.addon.ibverbsDevices() : null, typeof ra.RealDevice === 'function');
     return this.realCache;
+  }
+
+  /** The session's real device (session.reset { backend: 'ibverbs' }), or null on the software devices. */
+  realSession: RealSession | null = null;
+  /** session.reset { backend: 'ibverbs', device }: a session over that device of libibverbs.so.1 (dlopen); the
+   *  current session is kept when it cannot be opened */
+  openRealSession(device: string, seed?: number): { ok: true; result: { seed: number; epoch: number } } | { ok: false; err: number; msg: string } {
+    const r = openReal(this.addon as NativeAddon & RealAddon, device);
+    if (!r.ok) return r;
+    const out = this.resetSession(seed);
+    this.s.close();
+    this.s = r.session;
+    this.realSession = r.session;
+    return { ok: true, result: out };
+  }
+  /** The refusal of what a real device's session cannot do (engine controls, faults, the load generator). */
+  onReal(cmd: string, why: string) {
+    return fail('EOPNOTSUPP', `${cmd}: not available on a real device (${this.realSession!.info.name}): ${why}`, 'command.cmd');
   }
 
   /** Number of events dropped because nobody drained them (oldest first); reset by takeDropped(). */
@@ -160,10 +184,11 @@ export class NativeExecutor implements Executor {
   close(): void { this.netDevices.clear(); this.s.close(); }
 
   /** True while some device of the session is on the network (the backend host then polls netPoll()). */
-  netActive(): boolean { return this.netDevices.size > 0; }
-  /** Receive datagrams and run the engine actions due in real time (no waiting); events are collected. */
+  netActive(): boolean { return this.netDevices.size > 0 || this.realSession !== null; }
+  /** Receive datagrams and run the engine actions due in real time (no waiting); events are collected. A real
+   *  device's session: the asynchronous events its thread collected. */
   netPoll(): number {
-    if (!this.netDevices.size) return 0;
+    if (!this.netDevices.size && !this.realSession) return 0;
     const n = this.s.net_poll(0);
     if (n) this.collect();
     return n;
@@ -239,6 +264,7 @@ export class NativeExecutor implements Executor {
   /** session.reset: a new native session with the seed (the old one's UDP transports closed first) */
   resetSession(seed?: number): { seed: number; epoch: number } {
     this.s.close();
+    this.realSession = null;
     this.netDevices.clear();
     this.seed = seed ?? this.seed;
     this.s = new this.addon.Session(this.seed);

@@ -1,5 +1,6 @@
 // Real RDMA devices as the kernel exposes them to libibverbs (/sys/class/infiniband), so the console and
-// `verbslab devices` can say which real devices exist. Driving them (the libibverbs backend) is not built yet.
+// `verbslab devices` can say which real devices exist; the console opens one with session.reset
+// { backend: 'ibverbs', device } (the real-device backend, app/host/realdev.ts, docs/real-devices.md).
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -28,16 +29,23 @@ export function libibverbsPresent(): boolean {
   return dirs.some((d) => fs.existsSync(path.join(d, 'libibverbs.so.1')));
 }
 
-export interface RealDeviceView extends RealDevice { guid?: string; usable: false; note: string }
+export interface RealDeviceView extends RealDevice { guid?: string; usable: boolean; note: string; software?: boolean; library?: string }
 
-/** Real devices from libibverbs (names, GUIDs) completed with sysfs details; none can be driven yet. */
-export function realDevices(ib: { library: boolean; error?: string; devices: { name: string; guid: string }[] } | null): { devices: RealDeviceView[]; libibverbs: boolean; error?: string } {
-  const sys = new Map(listRealDevices().map((d) => [d.name, d]));
+/** Real devices from libibverbs (names, GUIDs) completed with sysfs details. `usable`: the addon has the real-device
+ *  backend (session.reset { backend: 'ibverbs', device } opens one). `ib.software`: the listing came from Verbs Lab's
+ *  own libibverbs.so.1 (VERBSLAB_LIBIBVERBS), whose device is the software device behind the libibverbs ABI. */
+export function realDevices(ib: { library: boolean; error?: string; software?: boolean; path?: string; devices: { name: string; guid: string }[] } | null,
+  usable = false): { devices: RealDeviceView[]; libibverbs: boolean; error?: string } {
+  const sys = new Map((ib?.software ? [] : listRealDevices()).map((d) => [d.name, d]));
   const names = ib?.library ? ib.devices.map((d) => d.name) : [...sys.keys()];
   const devices = names.map((name) => ({
     ...(sys.get(name) ?? { name, ports: [] }),
     ...(ib?.devices.find((d) => d.name === name) ? { guid: ib.devices.find((d) => d.name === name)!.guid } : {}),
-    usable: false as const, note: 'driving real devices (the libibverbs backend) is not built yet',
+    usable,
+    note: !usable ? 'the native addon has no real-device backend (rebuild it: node scripts/build.mjs addon)'
+      : ib?.software ? `Verbs Lab's software device behind the libibverbs ABI (${ib.path}): opened like a real device, through dlopen`
+        : `open it: session.reset { backend: 'ibverbs', device: '${name}' }`,
+    ...(ib?.software ? { software: true } : {}), ...(ib?.path ? { library: ib.path } : {}),
   }));
   return { devices, libibverbs: ib?.library ?? libibverbsPresent(), ...(ib?.error ? { error: ib.error } : {}) };
 }

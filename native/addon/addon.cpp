@@ -29,6 +29,7 @@
 #include "../ibverbs/enumerate.h"
 #include "event_frame.h"
 #include "event_json.h"
+#include "realdev.h"
 #include "sg_lab.h"
 
 namespace {
@@ -1317,6 +1318,7 @@ Napi::Value Abort(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  ::vladdon::RealdevInit(env, exports);
   exports.Set("Session", SessionWrap::Init(env));
   exports.Set("decodePacket", Napi::Function::New(env, DecodePacket, "decodePacket"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));

@@ -11,8 +11,9 @@ export const deviceHandlers: Handlers<typeof deviceCommands> = {
     devices: x.s.devices().map((d) => ({ ...deviceOut(d), net: x.netDevices.has(d.handle) ? x.s.net_info(d.handle) : null })),
     interfaces: x.hostInterfaces(), realTime: x.netDevices.size > 0,
     profiles: x.addon.Session.profiles().map(profileOut),
-    // real devices are listed (libibverbs + sysfs) but cannot be driven yet: that backend is not built yet
+    // real devices (libibverbs + sysfs): session.reset { backend: 'ibverbs', device } opens one
     realDevices: x.real.devices, libibverbs: x.real.libibverbs, ...(x.real.error ? { libibverbsError: x.real.error } : {}),
+    ...(x.realSession ? { backend: x.realSession.backend } : {}),
   }),
   'device.create': (x, a) => {
     const known = x.addon.Session.profiles().map((p) => p.name);

@@ -5,6 +5,7 @@ import { sendWr } from './queues.ts';
 
 export const engineHandlers: Handlers<typeof engineCommands> = {
   'engine.step': (x, a) => {
+    if (x.realSession) return x.onReal('engine.step', 'its engine runs in hardware, in real time; there is nothing to step');
     if (x.netDevices.size) return x.realTime('engine.step');
     if (x.s.runner_running()) return x.freeRun('engine.step');
     // the load generator (if on) refills the send queue every 256 steps and whenever the engine runs dry
@@ -12,6 +13,7 @@ export const engineHandlers: Handlers<typeof engineCommands> = {
     return ok({ steps: u64n(r.steps), idle: r.idle, nowNs: x.s.now_ns(), ...(x.traffic ? { traffic: x.trafficView() } : {}) });
   },
   'engine.traffic': (x, a) => {
+    if (x.realSession && a.on) return x.onReal('engine.traffic', 'the load generator drives the software device only');
     if (!a.on) {
       x.s.traffic_stop();
       return ok({ traffic: x.traffic ? x.trafficView() : { on: false as const } });
@@ -27,16 +29,19 @@ export const engineHandlers: Handlers<typeof engineCommands> = {
     return ok({ traffic: x.trafficView() });
   },
   'engine.run': (x, a) => {
+    if (x.realSession) return x.onReal('engine.run', 'its engine runs in hardware, in real time; there is nothing to run to idle');
     if (x.netDevices.size) return x.realTime('engine.run');
     if (x.s.runner_running()) return x.freeRun('engine.run');
     const steps = x.s.run(a.maxSteps);
     return ok({ steps, nowNs: x.s.now_ns() });
   },
   'engine.faults': (x, a) => {
+    if (x.realSession) return x.onReal('engine.faults', 'faults are injected on the software device\'s wire; a real wire is not the console\'s');
     x.s.set_faults(a);
     return ok({ faults: a });
   },
   'engine.autorun': (x, a) => {
+    if (a.on && x.realSession) return x.onReal('engine.autorun', 'its engine runs in hardware, in real time');
     if (a.on && x.netDevices.size) return x.realTime('engine.autorun');
     if (a.on && a.free && !x.replaying) {
       const s = x.s.runner_start(a.stepsPerSecond);

@@ -72,9 +72,13 @@ function dgidOf(x: NativeExecutor, destDevice: number, sgidIndex: number): Uint8
   const g = x.deviceInfo(destDevice)?.gids.find((y) => y.index === sgidIndex);
   return g ? Buffer.from(g.gid.replace(/:/g, ''), 'hex') : undefined;
 }
-/** The RoCE v2 GID index (rc_pingpong -g): first GID of type "RoCE v2", else 0. */
+/** The RoCE v2 GID index (rc_pingpong -g): first GID of type "RoCE v2", else 0. On a real device, the first
+ *  RoCE v2 GID of an IP address when there is one (the link-local GID has no route through a loopback
+ *  interface, hence rc_pingpong's -g), else the first RoCE v2 one, else 0 (InfiniBand: LIDs route). */
 function roceV2Index(x: NativeExecutor, dev: number): number {
-  return x.deviceInfo(dev)?.gids.find((g) => /v2/i.test(g.type))?.index ?? 0;
+  const v2 = x.deviceInfo(dev)?.gids.filter((g) => /v2/i.test(g.type)) ?? [];
+  if (x.realSession) return (v2.find((g) => !/^fe[89ab]/.test(g.gid)) ?? v2[0])?.index ?? 0;
+  return v2[0]?.index ?? 0;
 }
 /** The default sgid index for a remote dgid: a GID of the same family that the transport bound a socket for. */
 function sgidFor(x: NativeExecutor, dev: number, dgid: Uint8Array): number | undefined {

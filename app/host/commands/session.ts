@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { sessionCommands } from '../../protocol/commands/session.ts';
-import { fail, ok, st, u64n, type Handlers } from './handler.ts';
+import { errnoName, fail, ok, st, u64n, type Handlers } from './handler.ts';
 import { mrOut, mwOut } from './out.ts';
 
 export const sessionHandlers: Handlers<typeof sessionCommands> = {
@@ -18,8 +18,18 @@ export const sessionHandlers: Handlers<typeof sessionCommands> = {
     autorun: x.autorun, realTime: x.netDevices.size > 0, network: [...x.netDevices],
     traffic: x.traffic ? x.trafficView() : null,
     eventSeq: u64n(x.s.last_seq()),   // events the device produced so far (seq of the last one)
+    ...(x.realSession ? { backend: x.realSession.backend } : {}),
   }),
-  'session.reset': (x, a) => ok(x.resetSession(a.seed)),
+  'session.reset': (x, a) => {
+    if (a.backend !== 'ibverbs') {
+      if (a.device !== undefined) return fail('EINVAL', 'args.device: names a real device; give backend: "ibverbs" with it', 'args.device');
+      return ok(x.resetSession(a.seed));
+    }
+    // the current session stays as it is when the device cannot be opened (dlerror text, the devices listed, ...)
+    const r = x.openRealSession(a.device ?? '', a.seed);
+    if (!r.ok) return fail(errnoName(r.err), `args.${/dlopen|not a libibverbs/.test(r.msg) ? 'backend' : 'device'}: ${r.msg}`, /dlopen|not a libibverbs/.test(r.msg) ? 'args.backend' : 'args.device');
+    return ok({ ...r.result, backend: x.realSession!.backend });
+  },
   'pcap.get': (x, a) => {
     if (a.device !== undefined) {
       // the capture of one device's network traffic, with the real IP/UDP headers (UdpTransport::write_pcap)

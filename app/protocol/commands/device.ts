@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { command, RHandle } from '../descriptor.ts';
 import { IfName, IpLiteral, UdpPort } from '../net.ts';
-import { DeviceOut, InterfaceOut, NetOut, ProfileOut } from './shared.ts';
+import { BackendOut, DeviceOut, InterfaceOut, NetOut, ProfileOut } from './shared.ts';
 import { type CExport } from '../../scenario/export-c/emitter.ts';
 
 export const deviceCommands = {
@@ -11,13 +11,14 @@ export const deviceCommands = {
     result: z.object({
       devices: z.array(DeviceOut.extend({ net: NetOut.nullable() })),
       interfaces: z.array(InterfaceOut), realTime: z.boolean(), profiles: z.array(ProfileOut),
-      // real devices are listed (libibverbs + sysfs) but cannot be driven yet: that backend is not built yet
+      // real devices (libibverbs + sysfs); usable: session.reset { backend: 'ibverbs', device: name } opens one
       realDevices: z.array(z.object({
         name: z.string(), guid: z.string().optional(), nodeGuid: z.string().optional(), nodeType: z.string().optional(),
         fwVer: z.string().optional(), ports: z.array(z.object({ port: z.number(), state: z.string().optional(), linkLayer: z.string().optional() })),
-        usable: z.literal(false), note: z.string(),
+        usable: z.boolean(), note: z.string(), software: z.boolean().optional(), library: z.string().optional(),
       })),
       libibverbs: z.boolean(), libibverbsError: z.string().optional(),
+      backend: BackendOut.optional(),
     }),
     readOnly: true, recorded: false,
   }),

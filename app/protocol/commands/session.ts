@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { command, RHandle, RU64 } from '../descriptor.ts';
 import { DeviceEvent } from '../event.ts';
 import { Command } from '../commands.ts';
-import { MrOut, MwOut, PcapOut } from './shared.ts';
+import { BackendOut, MrOut, MwOut, PcapOut } from './shared.ts';
 import { type CExport } from '../../scenario/export-c/emitter.ts';
 
 /** a journal entry's command (typed loosely here: the Command union is built from this table) */
@@ -24,12 +24,20 @@ export const sessionCommands = {
       objects: z.array(z.object({ handle: RHandle, kind: z.string(), device: RHandle, info: z.union([MrOut, MwOut]).optional() })),
       autorun: AutorunOut, realTime: z.boolean(), network: z.array(RHandle), traffic: TrafficOut.nullable(),
       eventSeq: z.number(),   // events the device produced so far (seq of the last one)
+      backend: BackendOut.optional(),
     }),
     readOnly: true, recorded: false,
   }),
+  // a fresh session: on the software devices, or (backend 'ibverbs') on one device of libibverbs.so.1 opened with
+  // dlopen (the library: VERBSLAB_LIBIBVERBS where the host runs, never a path from the console); device: its name,
+  // default the first listed. docs/real-devices.md
   'session.reset': command({
-    args: () => ({ seed: z.number().int().min(0).max(2 ** 32 - 1).optional() }),
-    result: z.object({ seed: z.number(), epoch: z.number() }),
+    args: () => ({
+      seed: z.number().int().min(0).max(2 ** 32 - 1).optional(),
+      backend: z.enum(['embedded', 'ibverbs']).optional(),   // absent: embedded
+      device: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).optional(),
+    }),
+    result: z.object({ seed: z.number(), epoch: z.number(), backend: BackendOut.optional() }),
   }),
   // device: the capture of that device's real network traffic (real IP/UDP headers) instead of the session's
   'pcap.get': command({

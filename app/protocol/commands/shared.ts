@@ -93,6 +93,12 @@ export const ProfileOut = z.object({
   notifyReportsMissed: z.boolean(),
   deviceCapNames: z.array(z.string()), atomicCapName: z.string(), activeMtuName: z.string(),
 });
+/** the session drives a real device through libibverbs (session.reset { backend: 'ibverbs' }); absent: the software devices */
+export const BackendOut = z.object({
+  kind: z.literal('ibverbs'), device: z.string(), library: z.string(),
+  /** the library is Verbs Lab's own libibverbs.so.1 (its device is the software device behind the libibverbs ABI) */
+  software: z.boolean(),
+});
 export const GidOut = z.object({ index: z.number(), gid: z.string(), type: z.string() });
 export const DeviceOut = z.object({
   handle: RHandle, device: RHandle, name: z.string(), profile: ProfileOut, nodeGuid: z.string(), gids: z.array(GidOut),
