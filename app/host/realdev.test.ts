@@ -5,6 +5,7 @@
 // polled, a completion event read from the channel, an asynchronous event from the library's async fd. Error paths:
 // dlopen failure (the dlerror text), an unknown device, a verb the library refuses, what a real device does not
 // show; each leaves the current session as it was. Every reply is checked against its command's result schema.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,8 +57,8 @@ describe.skipIf(!fs.existsSync(defaultAddonPath) || !fs.existsSync('/usr/include
 
   beforeAll(async () => {
     if (!fs.existsSync(lib)) {   // the library `verbslab exec` uses; incremental (the device objects are the addon's)
-      const { buildLibverbs } = await import('../../scripts/build.mjs');
-      await buildLibverbs('release');
+      const r = spawnSync(process.execPath, [path.join(root, 'scripts/build.mjs'), 'libibverbs'], { cwd: root, stdio: 'inherit' });
+      if (r.status !== 0) throw new Error(`node scripts/build.mjs libibverbs exited ${r.status}`);
     }
     process.env.VERBSLAB_LIBIBVERBS = lib;
     x = new NativeExecutor({ seed: 1 });

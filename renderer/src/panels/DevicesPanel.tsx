@@ -1,5 +1,5 @@
-// Devices: software device instances and their profiles, capabilities by rdma-core name, limits, GIDs;
-// real (libibverbs) devices only when the backend reports some.
+// Devices: software device instances and their profiles, capabilities by rdma-core name, limits, GIDs; the real
+// (libibverbs) devices the backend lists, each of which the session can drive instead (docs/real-devices.md).
 import { fmtCount } from '../format.ts';
 import { useMemo, useState } from 'react';
 import { useConsole } from '../store/context.tsx';
@@ -44,6 +44,7 @@ function DeviceRows() {
   const allocPd = useConsole((s) => s.allocPd);
   const deallocPd = useConsole((s) => s.deallocPd);
   const pds = useConsole((s) => s.pds);
+  const real = useConsole((s) => s.backend) !== null;
   if (!devices.length) return <p className="muted" data-testid="no-devices">No software devices yet. Create one below.</p>;
   return (
     <table className="table" aria-label="devices">
@@ -61,7 +62,7 @@ function DeviceRows() {
             <td className="mono" data-testid="device-net-cell">{d.net ? `${d.net.interface} :${d.net.port}` : '—'}</td>
             <td className="actions">
               <button type="button" data-testid="alloc-pd" onClick={(e) => { e.stopPropagation(); void allocPd(d.handle); }}>Alloc PD</button>
-              <button type="button" className="danger" data-testid="destroy-device" onClick={(e) => { e.stopPropagation(); void destroy(d.handle); }}>Destroy</button>
+              {!real && <button type="button" className="danger" data-testid="destroy-device" onClick={(e) => { e.stopPropagation(); void destroy(d.handle); }}>Destroy</button>}
               <ErrorMessage form={`pd.alloc:${d.handle}`} /><ErrorMessage form={`device.destroy:${d.handle}`} />
             </td>
           </tr>
@@ -104,26 +105,76 @@ function DeviceDetail({ d }: { d: DeviceView }) {
   );
 }
 
+/** The real devices libibverbs lists, each with Open (session.reset { backend: 'ibverbs', device }). */
+function RealDevices() {
+  const real = useConsole((s) => s.realDevices);
+  const backend = useConsole((s) => s.backend);
+  const reset = useConsole((s) => s.resetSession);
+  if (real.length === 0) return <p data-testid="real-devices">Real devices (libibverbs): none found</p>;
+  return (
+    <table className="table" aria-label="real devices" data-testid="real-devices">
+      <thead><tr><th>Name</th><th>GUID</th><th>Note</th><th /></tr></thead>
+      <tbody>
+        {real.map((r, i) => {
+          const name = String(r.name ?? '');
+          const open = backend?.device === name;
+          return (
+            <tr key={i} data-testid="real-device-row">
+              <td className="mono">{name}{r.software ? ' (software)' : ''}</td>
+              <td className="mono">{String(r.guid ?? r.nodeGuid ?? '—')}</td>
+              <td className="small">{String(r.note ?? '')}</td>
+              <td className="actions">
+                {open ? <span className="chip" data-testid="real-device-open">open</span>
+                  : <button type="button" data-testid="open-real-device" disabled={r.usable !== true} aria-label={`open ${name} (session.reset with backend ibverbs)`}
+                    onClick={() => void reset(undefined, name)}>Open</button>}
+                <ErrorMessage form={`session.reset:${name}`} />
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** The session drives a real device: what that means, and the way back. */
+function RealBanner() {
+  const backend = useConsole((s) => s.backend);
+  const reset = useConsole((s) => s.resetSession);
+  if (!backend) return null;
+  return (
+    <div className="note" role="status" data-testid="real-banner">
+      <p>
+        This session drives the real device <span className="mono">{backend.device}</span> through <span className="mono">{backend.library}</span>
+        {backend.software ? ' (Verbs Lab\'s own libibverbs.so.1: the software device behind the real libibverbs ABI)' : ''}.
+        Objects, keys, completions (as polled), completion-channel and asynchronous events are the device's own. Its rings,
+        packets, key tables and engine are not visible on a real device: those views say so.
+      </p>
+      <button type="button" data-testid="back-to-software" onClick={() => void reset()}>Back to the software devices (session.reset)</button>
+      <ErrorMessage form="session.reset" />
+    </div>
+  );
+}
+
 export function DevicesPanel() {
   const devices = useConsole((s) => s.devices);
   const selected = useConsole((s) => s.selectedDevice);
-  const real = useConsole((s) => s.realDevices);
   const refresh = useConsole((s) => s.refreshDevices);
   const loaded = useConsole((s) => s.devicesLoaded);
+  const backend = useConsole((s) => s.backend);
   const d = devices.find((x) => x.handle === selected);
   return (
-    <div className="stack" data-testid="devices-panel" data-loaded={loaded}>
-      <Section title="Software devices" testid="devices-section" actions={<button type="button" onClick={() => void refresh()}>Refresh</button>}>
+    <div className="stack" data-testid="devices-panel" data-loaded={loaded} data-backend={backend ? 'ibverbs' : 'embedded'}>
+      <RealBanner />
+      <Section title={backend ? `Real device (${backend.device})` : 'Software devices'} testid="devices-section" actions={<button type="button" onClick={() => void refresh()}>Refresh</button>}>
         <DeviceRows />
         <ErrorMessage form="devices" />
-        <CreateDeviceForm />
+        {backend ? <p className="muted small" data-testid="create-device-real">Software devices cannot be created in this session (device.create): it drives {backend.device} only.</p> : <CreateDeviceForm />}
       </Section>
       {d && <Section title={`Device ${d.name} — ${d.profile}`}><DeviceDetail d={d} /></Section>}
-      {d && <Section title={`Network — ${d.name}`} testid="network-section"><NetworkSection d={d} /></Section>}
-      <Section title="Real devices (libibverbs)">
-        {real.length === 0 ? <p data-testid="real-devices">Real devices (libibverbs): none found</p> : (
-          <ul data-testid="real-devices">{real.map((r, i) => <li key={i} className="mono">{String(r.name ?? JSON.stringify(r))}</li>)}</ul>
-        )}
+      {d && !backend && <Section title={`Network — ${d.name}`} testid="network-section"><NetworkSection d={d} /></Section>}
+      <Section title="Real devices (libibverbs)" testid="real-devices-section">
+        <RealDevices />
       </Section>
     </div>
   );

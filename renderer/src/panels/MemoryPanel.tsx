@@ -413,6 +413,7 @@ export function MemoryPanel() {
   const buffers = useConsole((s) => s.buffers);
   const sel = useConsole((s) => s.selectedBuffer);
   const b = buffers.find((x) => x.handle === sel && !x.destroyed);
+  const real = useConsole((s) => s.backend);
   return (
     <div className="stack">
       <UnknownObjects />
@@ -427,9 +428,14 @@ export function MemoryPanel() {
           <WriteForm buffer={b} />
         </Section>
       )}
-      <Section title="Keys (lkey / rkey = index << 8 | key byte)" testid="keys-section"><KeyTableView /></Section>
+      <Section title="Keys (lkey / rkey = index << 8 | key byte)" testid="keys-section">
+        {real && <p className="muted small" data-testid="keys-real-note">The keys {real.device} returned for this session&apos;s MRs and windows. Its key table itself (other entries, free slots, key states) is not visible on a real device.</p>}
+        <KeyTableView />
+      </Section>
       <Section title="Memory windows"><MwForms /></Section>
-      <Section title="Fast-registration MRs (SG lists)"><FastRegForms /></Section>
+      <Section title="Fast-registration MRs (SG lists)">{real
+        ? <p className="muted small" data-testid="fastreg-real-note">Not available on a real device from user space: ib_alloc_mr, ib_map_mr_sg and IB_WR_REG_MR are kernel verbs with no libibverbs form.</p>
+        : <FastRegForms />}</Section>
       <Section title="Address-space map"><AddressMap /></Section>
     </div>
   );

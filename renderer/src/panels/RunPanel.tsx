@@ -123,6 +123,22 @@ function HostControl() {
 }
 
 export function RunPanel() {
+  const real = useConsole((s) => s.backend);
+  if (real) {
+    return (
+      <div className="stack">
+        <Section title="Engine" testid="engine-real">
+          <p className="note" data-testid="engine-not-visible">
+            The engine is not visible on a real device: {real.device} runs its queues in hardware, in real time, so there is nothing to
+            step, run to idle or autorun, no fault injection on its wire and no load generator. Completions appear when a CQ is polled
+            (Queues); asynchronous events arrive by themselves (Events).
+          </p>
+        </Section>
+        <Section title="Session"><ResetForm /></Section>
+        <Section title="Backend host"><HostControl /></Section>
+      </div>
+    );
+  }
   return (
     <div className="stack">
       <div className="row">

@@ -142,6 +142,7 @@ export function WirePanel() {
   const select = useConsole((s) => s.selectPacket);
   const savePcap = useConsole((s) => s.savePcap);
   const devices = useConsole((s) => s.devices);
+  const backend = useConsole((s) => s.backend);
   const onNet = devices.filter((d) => d.net);
   const [capture, setCapture] = useState('');
   // on the network: "Save pcap" saves that device's real traffic (real IP/UDP headers) unless "session" is chosen
@@ -164,6 +165,18 @@ export function WirePanel() {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
     setSaved(`saved ${file} (${bytes.length} bytes${netDev ? `, network traffic of ${netDev.name}` : ''})`);
   };
+  if (backend) {
+    return (
+      <div className="stack">
+        <Section title="Packets" testid="wire-section">
+          <p className="note" data-testid="wire-not-visible">
+            Packets: not visible on a real device. {backend.device} sends and receives them itself; the console sees the verbs and their
+            completions only. Capture them on the wire instead (tcpdump on the RoCE network interface, or a port mirror).
+          </p>
+        </Section>
+      </div>
+    );
+  }
   return (
     <div className="stack">
       <SampledBanner what="The packet list and the sequence diagram show the sampled packets only: gaps between them are not losses." />

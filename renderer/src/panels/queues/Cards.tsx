@@ -8,9 +8,16 @@ import { deviceQuirks, explainWc } from '../../store/explain.ts';
 import { fmtHex } from '../../format.ts';
 import { useForm } from '../../components/form.ts';
 import { ErrorMessage, Field, Pending, parseNum } from '../../components/ui.tsx';
-import { RingView } from '../../components/Ring.tsx';
+import { RingView as SoftRing } from '../../components/Ring.tsx';
 import { QpStateDiagram } from '../../components/QpStateDiagram.tsx';
 import { QpOptions, defaultQp, stateName, useLiveObjects, useNames } from './common.tsx';
+
+/** A queue's ring; on a real device the ring is the NIC's own and not visible (docs/real-devices.md). */
+function RingView(props: Parameters<typeof SoftRing>[0]) {
+  const real = useConsole((s) => s.backend);
+  if (!real) return <SoftRing {...props} />;
+  return <p className="muted small" data-testid="ring-not-visible">{props.label}: ring not visible on a real device (it lives in the NIC; the console sees what it posted and what ibv_poll_cq returned)</p>;
+}
 
 export function PostRecvForm() {
   const { qps } = useLiveObjects();

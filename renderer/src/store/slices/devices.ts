@@ -4,8 +4,12 @@ import type { Slice } from '../slice.ts';
 import type { Rec } from '../spec.ts';
 import { deviceView, profileView, type AttachNetArgs, type DeviceView, type HostInterface, type PdView, type ProfileView } from '../views.ts';
 
+/** the session drives a real device through libibverbs (device.list `backend`); null: the software devices */
+export interface BackendView { kind: 'ibverbs'; device: string; library: string; software: boolean }
+
 export interface DevicesSlice {
   devicesLoaded: boolean; devices: DeviceView[]; profiles: ProfileView[]; realDevices: Rec[]; selectedDevice: number | null; pds: PdView[];
+  backend: BackendView | null;
   refreshDevices(): Promise<void>; createDevice(profile: string, name?: string): Promise<void>;
   destroyDevice(handle: number): Promise<void>; selectDevice(h: number | null): void; allocPd(device: number): Promise<void>;
   deallocPd(pd: number): Promise<boolean>;
@@ -16,7 +20,7 @@ export interface DevicesSlice {
 }
 
 export const createDevicesSlice: Slice<DevicesSlice> = (set, get) => ({
-  devicesLoaded: false, devices: [], profiles: [], realDevices: [], selectedDevice: null, pds: [],
+  devicesLoaded: false, devices: [], profiles: [], realDevices: [], selectedDevice: null, pds: [], backend: null,
   async refreshDevices() {
     const r = await get().run('devices', 'device.list', {});
     if (!r) return;
@@ -28,7 +32,7 @@ export const createDevicesSlice: Slice<DevicesSlice> = (set, get) => ({
     const realTime = devices.some((d) => d.net);
     set({
       interfaces: ifs, realTime, ...(realTime ? { autorun: false } : {}),
-      devicesLoaded: true, devices, realDevices: real,
+      devicesLoaded: true, devices, realDevices: real, backend: r.backend ?? null,
       profiles: profiles.length ? profiles : get().profiles,
       selectedDevice: sel !== null && devices.some((d) => d.handle === sel) ? sel : devices[0]?.handle ?? null,
     });

@@ -14,8 +14,9 @@ export interface RunSlice {
   freeRun: boolean;
   setAutorun(on: boolean, stepsPerSecond?: number, free?: boolean): Promise<void>; step(count: number): Promise<void>; runToIdle(): Promise<void>;
   setFaults(f: Faults): Promise<boolean>;
-  /** session.reset: a fresh session (the host drops every object); the console forgets what it drew */
-  resetSession(seed?: number): Promise<boolean>;
+  /** session.reset: a fresh session (the host drops every object); the console forgets what it drew. `real`: the
+   *  session drives that real device through libibverbs instead (docs/real-devices.md) */
+  resetSession(seed?: number, real?: string): Promise<boolean>;
   /** on connect: devices, and the objects alive in the session (session.info) */
   syncObjects(): Promise<void>;
 }
@@ -58,8 +59,9 @@ export const createRunSlice: Slice<RunSlice> = (set, get, ctx) => {
       const r = await get().run('engine.run', 'engine.run', {});
       if (r) set({ lastRun: describeRun('run', r, fmtNs), lastRunNs: Number(r.nowNs) });
     },
-    async resetSession(seed) {
-      const r = await get().exec('session.reset', { cmd: 'session.reset', args: seed === undefined ? {} : { seed } });
+    async resetSession(seed, real) {
+      const args = { ...(seed === undefined ? {} : { seed }), ...(real === undefined ? {} : { backend: 'ibverbs' as const, device: real }) };
+      const r = await get().exec(real === undefined ? 'session.reset' : `session.reset:${real}`, { cmd: 'session.reset', args });
       if (!r) return false;
       get().resetModels();
       set({ autorun: false, freeRun: false, lastRun: '', traffic: null, lastPosted: {}, faults: NO_FAULTS, forms: {} });
