@@ -11,14 +11,16 @@ export function RunBar() {
   const runToIdle = useConsole((s) => s.runToIdle);
   const lastRun = useConsole((s) => s.lastRun);
   const lastRunNs = useConsole((s) => s.lastRunNs);
-  const realTime = useConsole((s) => s.realTime);
+  const backend = useConsole((s) => s.backend);
+  const realTime = useConsole((s) => s.realTime) || backend !== null;
   const onNet = useConsole((s) => s.devices.filter((d) => d.net).map((d) => d.name).join(', '));
-  const why = realTime ? `unavailable: ${onNet || 'a device'} on the network, the session runs in real time` : undefined;
+  const why = backend ? `unavailable: the session drives the real device ${backend.device}; its engine runs in hardware, in real time (not visible on a real device)`
+    : realTime ? `unavailable: ${onNet || 'a device'} on the network, the session runs in real time` : undefined;
   const total = useSampled(useConsole((s) => (s.versions.events, s.model.ring.total)));
   // keyboard: Alt+P play/pause, Alt+S single step, Alt+R run to idle (work from anywhere, also inside forms)
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (!e.altKey || e.ctrlKey || e.metaKey) return;
+      if (!e.altKey || e.ctrlKey || e.metaKey || realTime) return;
       const k = e.key.toLowerCase();
       if (k === 'p') { e.preventDefault(); void setAutorun(!autorun); }
       else if (k === 's' && !autorun) { e.preventDefault(); void step(1); }
@@ -26,10 +28,10 @@ export function RunBar() {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [autorun, setAutorun, step, runToIdle]);
+  }, [autorun, setAutorun, step, runToIdle, realTime]);
   return (
     <div className="runbar" role="toolbar" aria-label="run controls">
-      {realTime && <span className="badge realtime" data-testid="run-realtime" title={why}>● real time — {onNet || 'a device'} on the network</span>}
+      {realTime && <span className="badge realtime" data-testid="run-realtime" title={why}>● real time — {backend ? `real device ${backend.device}` : `${onNet || 'a device'} on the network`}</span>}
       <button type="button" data-testid="run-play" aria-pressed={autorun} title={why ?? 'Alt+P'} aria-keyshortcuts="Alt+P" onClick={() => void setAutorun(!autorun)} disabled={realTime}>
         {autorun ? '❚❚ Pause' : '▶ Play'}</button>
       <button type="button" data-testid="run-step" title={why ?? 'Alt+S'} aria-keyshortcuts="Alt+S" onClick={() => void step(1)} disabled={autorun || realTime}>Step</button>

@@ -72,7 +72,12 @@ function DeviceRows() {
   );
 }
 
+/** struct ibv_device_attr has no such field (ibv_query_device_ex's): a real device's profile leaves it unreported */
+const NOT_IN_DEVICE_ATTR = new Set(['max_fast_reg_page_list_len', 'max_inline_data']);
+
 function DeviceDetail({ d }: { d: DeviceView }) {
+  const real = useConsole((s) => s.backend) !== null;
+  const limits = real ? d.limits.filter(([k]) => !NOT_IN_DEVICE_ATTR.has(k)) : d.limits;
   return (
     <div className="detail-grid" data-testid="device-detail">
       <div>
@@ -87,9 +92,9 @@ function DeviceDetail({ d }: { d: DeviceView }) {
       </div>
       <div>
         <h3>Limits</h3>
-        {d.limits.length ? (
+        {limits.length ? (
           <table className="table compact" data-testid="device-limits"><tbody>
-            {d.limits.map(([k, v]) => <tr key={k}><td className="mono">{k}</td><td className="mono num">{fmtCount(v)}</td></tr>)}
+            {limits.map(([k, v]) => <tr key={k}><td className="mono">{k}</td><td className="mono num">{fmtCount(v)}</td></tr>)}
           </tbody></table>
         ) : <p className="muted">no limits reported</p>}
       </div>

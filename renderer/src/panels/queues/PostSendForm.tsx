@@ -116,13 +116,15 @@ export function PostSendForm() {
     : commandProblem({ cmd: 'post.send', args: { qp: q.handle, wrs: [wr] } });
   // what was posted last (kept with the form's choices, without counting as a change of the user's)
   const setField = useConsole((s) => s.setFormField);
+  const real = useConsole((s) => s.backend);
   const [posted, setPosted] = [f.get('posted', ''), (v: string) => setField('post.send', 'posted', v)];
   const submit = async () => {
     f.submitted();
     if (problem || !q) return;
     if (await post(q.handle, wr as unknown as SendWr)) {
       f.done();
-      setPosted(`posted ${opcode} on qp ${q.handle}: the WQE waits in the send queue until the engine runs (${autorun ? 'autorun is on' : 'Step or Run to idle in the run bar'})`);
+      setPosted(real ? `posted ${opcode} on qp ${q.handle} to ${real.device}: it runs in real time; poll the CQ for its completion`
+        : `posted ${opcode} on qp ${q.handle}: the WQE waits in the send queue until the engine runs (${autorun ? 'autorun is on' : 'Step or Run to idle in the run bar'})`);
     }
   };
   return (
