@@ -120,7 +120,8 @@ export async function buildAddon() {
 
 export async function buildTests(profile = 'release') {
   const lib = await compile(profile, libSrcs());
-  const tests = await compile(profile, walk(path.join(root, 'native/tests'), '.cpp'));
+  // native/ibverbs (the real-device backend) is tested against build/libibverbs (built by the tests target)
+  const tests = await compile(profile, [...walk(path.join(root, 'native/tests'), '.cpp'), ...walk(path.join(root, 'native/ibverbs'), '.cpp')]);
   return link(profile, path.join(root, PROFILES[profile].dir, 'vl_tests'), [...lib, ...tests], ['-lgtest', '-lgtest_main', '-ldl']);
 }
 
@@ -174,8 +175,9 @@ async function main() {
   const t0 = Date.now();
   if (what === 'native' || what === 'all') { await buildAddon(); }
   if (what === 'addon') await buildAddon();
-  if (what === 'tests') { await buildTests('release'); await buildTools('release'); }
-  if (what === 'asan') { await buildTests('asan'); await buildTools('asan'); }
+  // the real-device tests (native/tests/realdev_test.cpp) dlopen build/libibverbs/libibverbs.so.1
+  if (what === 'tests') { await buildTests('release'); await buildTools('release'); await buildLibverbs('release'); }
+  if (what === 'asan') { await buildTests('asan'); await buildTools('asan'); await buildLibverbs('release'); }
   if (what === 'tsan') { await buildTests('tsan'); await buildTools('tsan'); }
   if (what === 'tools') await buildTools('release');
   if (what === 'fuzz') await buildFuzz();
