@@ -33,10 +33,9 @@ async function ts(rel) {
 async function devices(args) {
   const json = args.includes('--json');
   const { NativeExecutor } = await ts('app/host/executor.ts');
-  const { realDevices } = await ts('app/host/ibverbs.ts');
   const ex = new NativeExecutor({ seed: 1 });
   const profiles = ex.addon.Session.profiles();
-  const rd = realDevices(ex.addon.ibverbsDevices());
+  const rd = ex.real;   // libibverbs' devices (VERBSLAB_LIBIBVERBS: that library's), completed with sysfs
   const real = rd.devices;
   ex.close();
   if (json) { console.log(JSON.stringify({ profiles, real, libibverbs: rd.libibverbs, ...(rd.error ? { error: rd.error } : {}) }, null, 2)); return 0; }
@@ -46,7 +45,8 @@ async function devices(args) {
   if (!real.length) console.log('  none found');
   for (const d of real) console.log(`  ${d.name}  ${d.nodeType ?? ''}  guid ${d.guid ?? d.nodeGuid ?? '?'}  ports: ${d.ports.map((p) => `${p.port} ${p.state ?? '?'} ${p.linkLayer ?? ''}`.trim()).join(', ') || 'none'}`);
   if (rd.error) console.log(`  (libibverbs: ${rd.error})`);
-  console.log(`libibverbs runtime: ${rd.libibverbs ? 'installed' : 'not installed'}; driving real devices: not built yet`);
+  for (const d of real) if (d.software) console.log(`  (${d.name}: ${d.note})`);
+  console.log(`libibverbs runtime: ${rd.libibverbs ? 'installed' : 'not installed'}; the console opens a real device from Devices (docs/real-devices.md)`);
   return 0;
 }
 
