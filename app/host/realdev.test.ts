@@ -7,12 +7,14 @@
 // show; each leaves the current session as it was. Every reply is checked against its command's result schema.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command, CommandName } from '../protocol/index.ts';
 import { resultSchema } from '../protocol/index.ts';
 import type { ExecResult } from './api.ts';
+import { HostCore } from './core.ts';
 import { NativeExecutor } from './executor.ts';
 import { defaultAddonPath } from './native.ts';
 
@@ -210,6 +212,33 @@ describe.skipIf(!fs.existsSync(defaultAddonPath) || !fs.existsSync('/usr/include
     expect(err('pcap.get').message).toContain('not visible on a real device');
     expect(err('device.create', { profile: 'rxe' }).message).toContain('not visible on a real device');
     expect(x.queueSnapshot()).toEqual([]);
+  });
+
+  it('the backend host journals a real-device session, sends its events, and replays it after a restart', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-realdev-'));
+    try {
+      const a = new HostCore(new NativeExecutor(), { sessionDir: dir, defaultDevice: 'rxe' });
+      a.start();
+      const sent: string[] = [];
+      a.addClient((m) => { sent.push(JSON.stringify(m)); });
+      expect(a.execute({ cmd: 'session.reset', args: { backend: 'ibverbs', device: 'vlrxe0' } } as Command)).toMatchObject({ ok: true });
+      expect(a.execute({ cmd: 'pd.alloc', args: { device: 1 } })).toMatchObject({ ok: true, result: { pd: 2 } });
+      expect(a.execute({ cmd: 'buffer.alloc', args: { length: 4096 } })).toMatchObject({ ok: true });
+      expect(a.executor.netActive?.()).toBe(true);   // the host polls the async events in real time
+      const before = a.execute({ cmd: 'session.info', args: {} }) as { ok: true; result: { objects: unknown[]; backend?: unknown } };
+      expect(before.result.backend).toMatchObject({ device: 'vlrxe0' });
+      a.close();   // flushes the events to the client
+      const events = sent.map((m) => JSON.parse(m) as { type: string; json?: string })
+        .filter((m) => m.type === 'events' && m.json).flatMap((m) => JSON.parse(`[${m.json}]`) as { kind: string; objKind: string }[]);
+      expect(events.map((e) => `${e.kind} ${e.objKind}`)).toEqual(['ObjectCreated device', 'ObjectCreated pd', 'ObjectCreated buffer']);
+      const b = new HostCore(new NativeExecutor(), { sessionDir: dir, defaultDevice: 'rxe' });
+      const report = b.start();
+      expect(report).toMatchObject({ entries: 3, failed: [] });   // the reset truncated the journal: reset, pd, buffer
+      const after = b.execute({ cmd: 'session.info', args: {} }) as { ok: true; result: { objects: unknown[]; backend?: unknown } };
+      expect(after.result.backend).toMatchObject({ device: 'vlrxe0' });
+      expect(after.result.objects.map((o) => (o as { kind: string }).kind)).toEqual((before.result.objects).map((o) => (o as { kind: string }).kind));
+      b.close();
+    } finally { fs.rmSync(dir, { recursive: true, force: true }); }
   });
 
   it('session.reset returns to the software devices; every reply matched its schema', () => {
