@@ -1,16 +1,10 @@
 // Accessibility as a test: axe-core (WCAG 2 A/AA rules) over every registered panel, in the light and the dark theme,
 // with objects on screen (a device, a PD, buffers, MRs, a CQ, connected QPs, a WRITE and its packets), 0 violations.
 // Also: a fresh console opens on the orientation, which says where the labs are; the tabs are reachable by keyboard.
-import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
-import { START, allocBuffers, panel, shot } from './helpers.ts';
+import { expect, test } from '@playwright/test';
+import { START, allocBuffers, axeEveryPanel, panel, shot, violations } from './helpers.ts';
 
 test.describe.configure({ mode: 'serial' });
-
-async function violations(page: Page): Promise<string[]> {
-  const r = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-  return r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-}
 
 test('a fresh console opens on the orientation, which says where to start and where the labs are', async ({ page }) => {
   await page.goto(START);
@@ -55,18 +49,7 @@ test('every panel passes axe (WCAG 2 A/AA) in the light and the dark theme', asy
   await page.getByTestId('connect-qps').click();
   await page.getByTestId('post-send').click();
   await page.getByTestId('run-idle').click();
-  const ids = await page.locator('[role="tab"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.replace(/^nav-/, '')));
-  expect(ids.length).toBeGreaterThanOrEqual(7);
-  const found: string[] = [];
-  for (const theme of ['light', 'dark'] as const) {
-    if ((await page.locator('html').getAttribute('data-theme')) !== theme) await page.getByTestId('theme-toggle').click();
-    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
-    for (const id of ids) {
-      await panel(page, id);
-      await page.waitForTimeout(150);   // the panel's first frame of data
-      for (const v of await violations(page)) found.push(`${theme} ${id}: ${v}`);
-    }
-  }
+  const found = await axeEveryPanel(page);
   expect(found).toEqual([]);
 });
 

@@ -6,35 +6,16 @@
 // The two servers are started here (fresh session directories), not the config's shared web server, so no
 // other spec ever sees a session that runs in real time.
 import { expect, test, type Page } from '@playwright/test';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TOKEN, freeTcpPort, noErrors, panel, selectContaining, shot } from './helpers.ts';
+import { noErrors, panel, selectContaining, shot, startServer, type Server } from './helpers.ts';
 
 const LUA = path.resolve('native/tests/tshark/icrc_check.lua');
 const TSHARK = '/usr/bin/tshark';
 
 test.describe.configure({ mode: 'serial' });
-
-interface Server { proc: ChildProcess; url: string; dir: string }
-async function startServer(): Promise<Server> {
-  const port = await freeTcpPort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-e2e-net-'));
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'app/server/main.ts', '--port', String(port), '--session-dir', dir, '--default-device', 'none'],
-    { env: { ...process.env, VERBSLAB_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  proc.stdout!.on('data', (d) => { log += d; });
-  proc.stderr!.on('data', (d) => { log += d; });
-  const t0 = Date.now();
-  for (;;) {
-    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not up yet */ }
-    if (proc.exitCode !== null || Date.now() - t0 > 60_000) throw new Error(`server on ${port} did not start: ${log}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { proc, url: `http://127.0.0.1:${port}/?token=${TOKEN}`, dir };
-}
-
 
 /** one laptop: a device with a PD, a 4 KiB buffer + MR (remote write), a CQ and an RC QP, all through the UI */
 async function setUp(page: Page, name: string) {

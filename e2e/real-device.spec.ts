@@ -4,21 +4,17 @@
 // device returned, a CQ, two QPs connected, an RDMA WRITE whose completion a poll returns and whose bytes land; the
 // rings, packets and engine say they are not visible on a real device; every panel passes axe; back to the software
 // devices. The server is started here (its own session directory), so no other spec sees a real-device session.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { TOKEN, allocBuffers, freeTcpPort, noErrors, panel, shot } from './helpers.ts';
+import { allocBuffers, axeEveryPanel, noErrors, panel, shot, startServer, type Server } from './helpers.ts';
 
 const LIB = path.resolve('build/libibverbs/libibverbs.so.1');
 
 test.describe.configure({ mode: 'serial' });
 
-let proc: ChildProcess | null = null;
-let url = '';
-let dir = '';
+let server: Server | null = null;
 
 test.beforeAll(async () => {
   test.setTimeout(300_000);
@@ -26,30 +22,17 @@ test.beforeAll(async () => {
     const b = spawnSync(process.execPath, ['scripts/build.mjs', 'libibverbs'], { stdio: 'inherit' });
     if (b.status !== 0) throw new Error('node scripts/build.mjs libibverbs failed');
   }
-  const port = await freeTcpPort();
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verbslab-e2e-real-'));
-  proc = spawn(process.execPath, ['--import', 'tsx', 'app/server/main.ts', '--port', String(port), '--session-dir', dir, '--default-device', 'none'],
-    { env: { ...process.env, VERBSLAB_TOKEN: TOKEN, VERBSLAB_LIBIBVERBS: LIB }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  proc.stdout!.on('data', (d) => { log += d; });
-  proc.stderr!.on('data', (d) => { log += d; });
-  const t0 = Date.now();
-  for (;;) {
-    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not up yet */ }
-    if (proc.exitCode !== null || Date.now() - t0 > 60_000) throw new Error(`server on ${port} did not start: ${log}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  url = `http://127.0.0.1:${port}/?token=${TOKEN}`;
+  server = await startServer({ VERBSLAB_LIBIBVERBS: LIB });
 });
 
 test.afterAll(() => {
-  proc?.kill('SIGTERM');
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  server?.proc.kill('SIGTERM');
+  if (server) fs.rmSync(server.dir, { recursive: true, force: true });
 });
 
 test('the console drives a device of a dlopen\'ed libibverbs.so.1; what a real device hides is said so; axe-clean', async ({ page }) => {
   test.setTimeout(180_000);
-  await page.goto(url);
+  await page.goto(server!.url);
   await expect(page.getByTestId('host-status')).toHaveText('backend up');
   await panel(page, 'devices');
   const realRow = page.getByTestId('real-device-row').filter({ hasText: 'vlrxe0' });
@@ -99,18 +82,7 @@ test('the console drives a device of a dlopen\'ed libibverbs.so.1; what a real d
   await expect(page.getByTestId('engine-not-visible')).toContainText('not visible on a real device');
 
   // every registered panel, light and dark, 0 violations with the real-device views on screen
-  const ids = await page.locator('[role="tab"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.replace(/^nav-/, '')));
-  const found: string[] = [];
-  for (const theme of ['light', 'dark'] as const) {
-    if ((await page.locator('html').getAttribute('data-theme')) !== theme) await page.getByTestId('theme-toggle').click();
-    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
-    for (const id of ids) {
-      await panel(page, id);
-      await page.waitForTimeout(150);
-      const r = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-      for (const v of r.violations) found.push(`${theme} ${id}: ${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-    }
-  }
+  const found = await axeEveryPanel(page);
   expect(found).toEqual([]);
 
   await panel(page, 'devices');

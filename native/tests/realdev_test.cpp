@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -66,6 +67,14 @@ struct RealDev : ::testing::Test {
     ADD_FAILURE() << "no IPv4-mapped GID";
     return d->info().gids.front();
   }
+  // that GID's 16 bytes
+  std::array<uint8_t, 16> gid_raw() {
+    std::string hex = gid().gid;
+    hex.erase(std::remove(hex.begin(), hex.end(), ':'), hex.end());
+    std::array<uint8_t, 16> raw{};
+    for (int i = 0; i < 16; ++i) raw[i] = static_cast<uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+    return raw;
+  }
   // RESET -> INIT -> RTR -> RTS towards `peer`, as qp.connect does
   void connect(uint32_t me, uint32_t peer) {
     vl::ibverbs::QpInfo p{};
@@ -77,11 +86,7 @@ struct RealDev : ::testing::Test {
     r.attr.qp_state = IBV_QPS_RTR; r.attr.path_mtu = IBV_MTU_1024; r.attr.dest_qp_num = p.qp_num; r.attr.max_dest_rd_atomic = 1;
     r.attr.min_rnr_timer = 12; r.attr.port_num = 1; r.attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid().index);
     r.has_dgid = true; r.dest_is_self = 1;
-    uint8_t raw[16];
-    std::string hex = gid().gid;
-    hex.erase(std::remove(hex.begin(), hex.end(), ':'), hex.end());
-    for (int i = 0; i < 16; ++i) raw[i] = static_cast<uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-    std::memcpy(r.dgid, raw, 16);
+    std::memcpy(r.dgid, gid_raw().data(), 16);
     ASSERT_EQ(d->modify_qp(me, r, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER).err, 0);
     vl::ibverbs::QpAttrIn s;
     s.attr.qp_state = IBV_QPS_RTS; s.attr.timeout = 14; s.attr.retry_cnt = 7; s.attr.rnr_retry = 7; s.attr.max_rd_atomic = 1;
@@ -255,13 +260,10 @@ TEST_F(RealDev, AddressHandlesAndUdSends) {
     s.attr.qp_state = IBV_QPS_RTS;
     ASSERT_EQ(d->modify_qp(q, s, IBV_QP_STATE | IBV_QP_SQ_PSN).err, 0);
   }
-  std::string hex = gid().gid;
-  hex.erase(std::remove(hex.begin(), hex.end(), ':'), hex.end());
-  uint8_t dg[16];
-  for (int i = 0; i < 16; ++i) dg[i] = static_cast<uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  const auto dg = gid_raw();
   uint32_t ah = 0;
-  ASSERT_EQ(d->create_ah(pd, dg, static_cast<uint8_t>(gid().index), ah).err, 0);
-  EXPECT_EQ(d->create_ah(999, dg, 1, ah).err, ENOENT);
+  ASSERT_EQ(d->create_ah(pd, dg.data(), static_cast<uint8_t>(gid().index), ah).err, 0);
+  EXPECT_EQ(d->create_ah(999, dg.data(), 1, ah).err, ENOENT);
   size_t bad = 0;
   ASSERT_EQ(d->post_recv(b, {{5, {{buf.addr + 8192, 40 + 64, mr.lkey}}}}, bad).err, 0);   // the 40-byte GRH slot first
   vl::ibverbs::QpInfo qb{};

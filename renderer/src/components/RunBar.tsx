@@ -20,7 +20,7 @@ export function RunBar() {
   // keyboard: Alt+P play/pause, Alt+S single step, Alt+R run to idle (work from anywhere, also inside forms)
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (!e.altKey || e.ctrlKey || e.metaKey || realTime) return;
+      if (!e.altKey || e.ctrlKey || e.metaKey) return;
       const k = e.key.toLowerCase();
       if (k === 'p') { e.preventDefault(); void setAutorun(!autorun); }
       else if (k === 's' && !autorun) { e.preventDefault(); void step(1); }
@@ -28,7 +28,7 @@ export function RunBar() {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [autorun, setAutorun, step, runToIdle, realTime]);
+  }, [autorun, setAutorun, step, runToIdle]);
   return (
     <div className="runbar" role="toolbar" aria-label="run controls">
       {realTime && <span className="badge realtime" data-testid="run-realtime" title={why}>● real time — {backend ? `real device ${backend.device}` : `${onNet || 'a device'} on the network`}</span>}
