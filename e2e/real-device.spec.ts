@@ -74,6 +74,8 @@ test('the console drives a device of a dlopen\'ed libibverbs.so.1; what a real d
     await expect(cq.getByTestId('wc-status').first()).toHaveText('IBV_WC_SUCCESS', { timeout: 500 });
   }).toPass({ timeout: 20_000 });
   await expect(page.getByTestId('ring-not-visible').first()).toContainText('not visible on a real device');
+  // a real device is on its own network: the remote-connect form shows its local address (rc_pingpong's line)
+  await expect(page.getByTestId('local-gid')).toContainText('0000:0000:0000:0000:0000:ffff:7f00:');
   await shot(page, 'real-device-queues');
 
   await panel(page, 'wire');

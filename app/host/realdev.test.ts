@@ -171,6 +171,27 @@ describe.skipIf(!fs.existsSync(defaultAddonPath) || !fs.existsSync('/usr/include
     expect(kinds('CompEvent')).toEqual([expect.objectContaining({ obj: cq, objKind: 'cq' })]);
   });
 
+  it('qp.connect to a "remote host" (the numbers rc_pingpong prints): a real device is on its own network', async () => {
+    const { pd } = ok<{ pd: number }>('pd.alloc', { device: 1 });
+    const buf = ok<{ addr: number }>('buffer.alloc', { length: 4096 });
+    const mr = ok<{ lkey: number; rkey: number }>('mr.reg', { pd, addr: buf.addr, length: 4096, access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE'] });
+    const { cq } = ok<{ cq: number }>('cq.create', { device: 1, cqe: 16 });
+    const cap = { maxSendWr: 8, maxRecvWr: 8, maxSendSge: 1, maxRecvSge: 1, maxInlineData: 0 };
+    const a = ok<{ qp: number; qpNum: number }>('qp.create', { pd, sendCq: cq, recvCq: cq, qpType: 'IBV_QPT_RC', cap });
+    const b = ok<{ qp: number; qpNum: number }>('qp.create', { pd, sendCq: cq, recvCq: cq, qpType: 'IBV_QPT_RC', cap });
+    // our own address, typed in as the other side's: each QP connected on its own, as two rc_pingpong processes do
+    const ip = ok<{ devices: { gids: { gid: string }[] }[] }>('device.list').devices[0]!.gids.map((g) => g.gid).find((g) => g.startsWith('0000:0000:0000:0000:0000:ffff:'))!;
+    const v4 = ip.slice(-9).split(':').map((h) => [parseInt(h.slice(0, 2), 16), parseInt(h.slice(2), 16)]).flat().join('.');
+    const ca = ok<{ sgidIndex: number; qps: { attr: { qpStateName: string } }[] }>('qp.connect', { qp: a.qp, remote: { dgid: v4, qpn: b.qpNum, psn: 0 } });
+    ok('qp.connect', { qp: b.qp, remote: { dgid: v4, qpn: a.qpNum, psn: 0 } });
+    expect(ca.qps[0]!.attr.qpStateName).toBe('IBV_QPS_RTS');
+    expect(ca.sgidIndex).toBe(1);   // the RoCE v2 GID of the IPv4 family
+    ok('memory.write', { addr: buf.addr, data: 'c0ffee' });
+    ok('post.send', { qp: a.qp, wrs: [{ wrId: 31, opcode: 'IBV_WR_RDMA_WRITE', sendFlags: ['IBV_SEND_SIGNALED'], sgList: [{ addr: buf.addr, length: 3, lkey: mr.lkey }], remoteAddr: buf.addr + 100, rkey: mr.rkey }] });
+    expect((await pollFor(cq, 1)).map((w) => w.statusName)).toEqual(['IBV_WC_SUCCESS']);
+    expect(ok<{ hex: string }>('memory.read', { addr: buf.addr + 100, length: 3 }).hex).toBe('c0ffee');
+  });
+
   it('an SRQ under its limit: IBV_EVENT_SRQ_LIMIT_REACHED from the async-event thread', async () => {
     const { pd } = ok<{ pd: number }>('pd.alloc', { device: 1 });
     const buf = ok<{ addr: number }>('buffer.alloc', { length: 4096 });

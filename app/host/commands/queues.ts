@@ -80,10 +80,16 @@ function roceV2Index(x: NativeExecutor, dev: number): number {
   if (x.realSession) return (v2.find((g) => !/^fe[89ab]/.test(g.gid)) ?? v2[0])?.index ?? 0;
   return v2[0]?.index ?? 0;
 }
-/** The default sgid index for a remote dgid: a GID of the same family that the transport bound a socket for. */
+/** The GIDs a remote QP can be reached from: those the UDP transport bound a socket for; a real device's own table. */
+function localGids(x: NativeExecutor, dev: number): { index: number; gid: string; type: string }[] | undefined {
+  if (x.realSession) return x.deviceInfo(dev)?.gids;
+  return x.s.net_info(dev)?.gids;
+}
+/** The default sgid index for a remote dgid: a GID of the same family (on a real device a RoCE v2 one first). */
 function sgidFor(x: NativeExecutor, dev: number, dgid: Uint8Array): number | undefined {
-  const net = x.s.net_info(dev);
-  if (!net) return undefined;
+  const all = localGids(x, dev);
+  if (!all) return undefined;
+  const net = { gids: [...all.filter((g) => /v2/i.test(g.type)), ...all.filter((g) => !/v2/i.test(g.type))] };
   const v4 = dgid.slice(0, 12).every((b, i) => b === (i < 10 ? 0 : 0xff));
   const ll = dgid[0] === 0xfe && (dgid[1]! & 0xc0) === 0x80;
   const isV4 = (g: string) => g.startsWith('0000:0000:0000:0000:0000:ffff:');
@@ -177,11 +183,11 @@ function connect(x: NativeExecutor, a: CommandArgs<'qp.connect'>): Connected {
 function connectRemote(x: NativeExecutor, a: CommandArgs<'qp.connect'>, q: NQp, rem: NonNullable<CommandArgs<'qp.connect'>['remote']>): Connected {
   if (q.init.qpType === QpType.values.IBV_QPT_UD)
     return fail('EOPNOTSUPP', 'args.remote: UD QPs are not carried over the network (an address handle names no remote GID)', 'args.remote');
-  if (!x.netDevices.has(q.device))
+  if (!x.netDevices.has(q.device) && !x.realSession)   // a real device is on its own network
     return fail('ENETDOWN', `args.remote: qp ${q.handle} is on ${x.deviceInfo(q.device)?.name ?? `device ${q.device}`}, which is not on the network (put it on the network first: device.attachNet)`, 'args.remote');
   const dgid = parseGid(rem.dgid);
   if (!dgid) return fail('EINVAL', `args.remote.dgid: "${rem.dgid}" is not a GID`, 'args.remote.dgid');
-  const gids = x.s.net_info(q.device)?.gids ?? [];
+  const gids = localGids(x, q.device) ?? [];
   const sgid = rem.sgidIndex ?? sgidFor(x, q.device, dgid);
   if (sgid === undefined)
     return fail('EINVAL', `args.remote.sgidIndex: no local GID of the same family as ${rem.dgid} (the device's GIDs: ${gids.map((g) => `${g.index} ${g.gid}`).join(', ')}); give sgidIndex`, 'args.remote.sgidIndex');

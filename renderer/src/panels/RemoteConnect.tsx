@@ -13,8 +13,9 @@ const hex6 = (n: number) => `0x${n.toString(16).padStart(6, '0')}`;
 /** rc_pingpong's line: "local address:  LID 0x0000, QPN 0x000011, PSN 0x000000, GID ::ffff:127.0.0.1" */
 function LocalAddress({ q, psn }: { q: QpView; psn: number }) {
   const d = useConsole((s) => s.devices.find((x) => x.handle === q.device));
-  const g = localGid(d?.net ?? null);
-  if (!d?.net) return <p className="notice small" data-testid="local-address-offline">Device {d?.name ?? q.device} is not on the network: put it on the network in the Devices panel first.</p>;
+  const real = useConsole((s) => s.backend) !== null;   // a real device is on its own network: its GID table
+  const g = localGid(d?.net ?? (real && d ? { gids: d.gids.filter((x) => /v2/i.test(x.type)) } : null));
+  if (!d?.net && !real) return <p className="notice small" data-testid="local-address-offline">Device {d?.name ?? q.device} is not on the network: put it on the network in the Devices panel first.</p>;
   return (
     <p className="local-address small" data-testid="local-address" data-qpn={q.qpn} data-psn={psn} data-gid={g?.gid ?? ''}>
       local address: LID 0x0000, QPN <span className="mono" data-testid="local-qpn">{hex6(q.qpn)}</span>, PSN{' '}

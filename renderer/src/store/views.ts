@@ -70,7 +70,7 @@ export function netView(v: DeviceOut['net'] | undefined): NetView | null {
   };
 }
 /** The GID this device sends from by default (same rule as the host): its first IPv4-mapped GID, else its first. */
-export function localGid(net: NetView | null): { index: number; gid: string; ip?: string } | null {
+export function localGid(net: Pick<NetView, 'gids'> | { gids: { index: number; gid: string; ip?: string }[] } | null): { index: number; gid: string; ip?: string } | null {
   if (!net || !net.gids.length) return null;
   return net.gids.find((g) => g.gid.startsWith('0000:0000:0000:0000:0000:ffff:')) ?? net.gids[0]!;
 }
