@@ -96,7 +96,8 @@ export class SmbdConnection {
   /** [MS-SMBD] 3.1.5.9: post receives so credits can be granted; the new credits wait in pendingGrant. */
   private manageCredits(out: Action[]): number {
     const want = Math.min(this.receiveCreditTarget, this.receiveCreditMax);
-    let n = this.receiveCredits < want ? want - this.receiveCredits : 0;
+    const low = this.cfg.repostAt === undefined || this.receiveCredits <= this.cfg.repostAt;
+    let n = this.receiveCredits < want && low ? want - this.receiveCredits : 0;
     // the second half is the last-credit rule's own: the bug profile does not have it
     const must = this.receiveCredits === 0 || (this.profile.lastCreditRule && this.sendCredits === 1 && this.queue.length > 0);
     if (must && n === 0 && this.receiveCredits < this.receiveCreditMax) n = 1;
@@ -167,7 +168,11 @@ export class SmbdConnection {
     // 3.1.2.2: a message from the peer ends an outstanding keepalive and restarts the idle timer
     if (this.keepalive === 'SENT') { this.keepalive = 'NONE'; this.keepaliveDeadlineNs = null; }
     this.idleDeadlineNs = this.now + this.cfg.keepaliveIntervalNs;
-    if (this.queue.length === 0 && this.manageCredits(out) > 0) this.sendImmediate = true;        // step 3
+    // step 3: with nothing queued, post receives now; the credits go promptly in a message of their own when the
+    // peer is running low (cifs smbd_post_send_credits: receive credits below target - 1; "promptly" is left to the
+    // implementation). Without that bound every credit-only message would answer the last one, forever.
+    const before = this.receiveCredits;
+    if (this.queue.length === 0 && this.manageCredits(out) > 0 && before < this.receiveCreditTarget - 1) this.sendImmediate = true;
     this.receiveCreditTarget = h.creditsRequested;                                                 // step 4
     if (h.flags & FLAG_RESPONSE_REQUESTED) this.sendImmediate = true;                              // step 5
     if (h.creditsGranted > 0) { this.sendCredits += h.creditsGranted; this.counters.creditsGrantedReceived += h.creditsGranted; } // step 6

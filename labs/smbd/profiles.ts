@@ -44,6 +44,10 @@ export interface PeerConfig {
   maxReceiveSize: number;
   maxFragmentedRecvSize: number;
   maxReadWriteSize: number;
+  /** 3.1.5.9 leaves WHEN receives are reposted to the implementation: undefined posts up to the target at once;
+   *  a number waits until ReceiveCredits has fallen to it (ksmbd recv_done: receive_credits <= recv_credit_max >> 3,
+   *  then smb_direct_post_recv_credits) */
+  repostAt?: number;
   /** idle connection timer ([MS-SMBD] 3.1.2.2; cifs smbd_keep_alive_interval: 120 s) */
   keepaliveIntervalNs: number;
   /** how long a keepalive waits for any message back (cifs KEEPALIVE_RECV_TIMEOUT: 5 s) */

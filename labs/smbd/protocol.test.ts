@@ -222,11 +222,18 @@ describe('credits (3.1.5.1, 3.1.5.9)', () => {
     expect(out).toContainEqual({ kind: 'post-recv', count: 3 });
     expect(c.view()).toMatchObject({ receiveCreditTarget: 12, sendCredits: 1, receiveCredits: 12 });
   });
-  it('with an empty queue, a receive that lets receives be reposted sends a credit-only message promptly', () => {
+  it('with an empty queue and the peer low on credits, the reposted receives go at once in a credit-only message', () => {
+    const c = conn({ sendCredits: 5 }, PROFILES.spec, 5);
+    const out = c.onReceive(encodeDataTransfer({ creditsRequested: 10, creditsGranted: 0, flags: 0, remainingDataLength: 0 }));
+    expect(out[0]).toEqual({ kind: 'post-recv', count: 6 });
+    expect(sends(out).map((x) => [x.bytes.length, x.header.creditsGranted])).toEqual([[20, 6]]);
+  });
+  it('one receive used of ten: the receive is reposted but its credit waits for the next message (no credit ping-pong)', () => {
     const c = conn({ sendCredits: 5 });
     const out = c.onReceive(encodeDataTransfer({ creditsRequested: 10, creditsGranted: 0, flags: 0, remainingDataLength: 0 }));
-    expect(out[0]).toEqual({ kind: 'post-recv', count: 1 });
-    expect(sends(out).map((x) => [x.bytes.length, x.header.creditsGranted])).toEqual([[20, 1]]);
+    expect(out).toEqual([{ kind: 'post-recv', count: 1 }]);
+    expect(c.view().pendingGrant).toBe(1);
+    expect(sends(c.send(bytes(8))).map((x) => x.header.creditsGranted)).toEqual([1]);
   });
 });
 
