@@ -132,7 +132,7 @@ export class SmbdSession {
     v.response = back.length >= 32 ? decodeNegotiateResponse(back) : null;
     const cc = checkNegotiateResponse(back, c.cfg);
     v.clientRules = cc.rules;
-    v.clientOutcome = cc.outcome;
+    v.clientOutcome = cc.outcome === 'accept' ? 'accept' : 'terminate';
     if (cc.outcome === 'accept') {
       c.establish(c.profile, cc.sizes!, 0, this.nowNs);
       v.client = cc.sizes!;
