@@ -121,8 +121,12 @@ export class SmbdPeer {
     }
   }
 
+  /** a hung peer: its host stops taking completions (the device still receives into its posted buffers) */
+  paused = false;
+
   /** ibv_poll_cq: handle every completion of this peer; returns how many there were */
   poll(nowNs: number): number {
+    if (this.paused) return 0;
     const wcs = must(this.port, 'cq.poll', { cq: this.cq, max: 64 }).wcs as (Wc & { wrId: number | string })[];
     for (const raw of wcs) {
       const wc = { ...raw, wrId: Number(raw.wrId) };

@@ -79,7 +79,7 @@ export class SmbdSession {
   }
 
   private tick(): void {
-    for (const p of [this.client, this.server]) if (p.conn) p.apply(p.conn.tick(this.nowNs));
+    for (const p of [this.client, this.server]) if (p.conn && !p.paused) p.apply(p.conn.tick(this.nowNs));
   }
 
   /** Step until nothing moves (or `maxSteps`); returns the steps taken. */
@@ -141,7 +141,7 @@ export class SmbdSession {
   }
 
   /** Both sides queue upper-layer messages (seeded sizes, 1..maxFragments fragments each) at once, then run. */
-  burst(seed: number, perSide: number, maxFragments = 3): void {
+  burst(seed: number, perSide: number, maxFragments = 3, run = true): void {
     const rnd = prng(seed);
     const make = (per: number) => {
       const len = 1 + Math.floor(rnd() * per * maxFragments);
@@ -158,7 +158,7 @@ export class SmbdSession {
       c.apply(c.conn.send(a));
       s.apply(s.conn.send(b));
     }
-    this.run();
+    if (run) this.run();
   }
   sentByClient: Uint8Array[] = [];
   sentByServer: Uint8Array[] = [];
