@@ -71,18 +71,22 @@ export function decodeIoRequest(b: Uint8Array): Smb2Io {
   };
 }
 
-/** READ response (DataLength = bytes written into the client's buffer) or WRITE response (Count = bytes read). */
+/** READ response (DataRemaining = bytes written into the client's buffer) or WRITE response (Count = bytes read). */
 export function encodeIoResponse(r: Smb2IoResponse, sessionId: bigint, treeId: number): Uint8Array {
   const b = new Uint8Array(SMB2_HEADER_SIZE + 16), v = view(b);
   header(b, r.command, r.messageId, sessionId, treeId, true, r.status);
   const o = SMB2_HEADER_SIZE;
   v.setUint16(o, 17, true);
-  if (r.command === SMB2_READ) { v.setUint8(o + 2, 0x50); v.setUint32(o + 4, r.count, true); }
+  // a READ whose data went by RDMA: DataLength 0, DataRemaining = the bytes written into the client's buffer
+  // (ksmbd smb2_read after smb2_read_rdma_channel); a WRITE: Count
+  if (r.command === SMB2_READ) { v.setUint8(o + 2, 0x50); v.setUint32(o + 4, 0, true); v.setUint32(o + 8, r.count, true); }
   else v.setUint32(o + 4, r.count, true);
   return b;
 }
 export function decodeIoResponse(b: Uint8Array): Smb2IoResponse {
   if (b.length < SMB2_HEADER_SIZE + 8) throw new Smb2Error('SMB2 response too short');
   const v = view(b);
-  return { command: v.getUint16(12, true), messageId: v.getBigUint64(24, true), status: v.getUint32(8, true), count: v.getUint32(SMB2_HEADER_SIZE + 4, true) };
+  const command = v.getUint16(12, true);
+  const count = v.getUint32(SMB2_HEADER_SIZE + (command === SMB2_READ ? 8 : 4), true);
+  return { command, messageId: v.getBigUint64(24, true), status: v.getUint32(8, true), count };
 }
