@@ -59,7 +59,7 @@ function SideCard({ name, profile, s, now }: { name: string; profile: string; s:
 export function CreditBoard({ board }: { board: BoardT }) {
   return (
     <div className="stack" data-testid="smbd-board">
-      {board.stalled ? <p className="error" data-testid="smbd-stalled">stalled: nothing moves and messages are still queued — both sides are out of send credits and owe each other credits they cannot send</p> : null}
+      {board.stalled ? <p className="error" data-testid="smbd-stalled">stalled: messages are queued and nothing moves — both sides are at 0 send credits, and each spent its last credit on a message that granted none, so neither can send the message that would grant credits back</p> : null}
       <div className="row">
         <SideCard name="client" profile={board.profiles.client} s={board.client} now={board.nowNs} />
         <SideCard name="server" profile={board.profiles.server} s={board.server} now={board.nowNs} />
