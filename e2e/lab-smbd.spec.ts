@@ -4,6 +4,7 @@
 // (both sides at 0 send credits, a screenshot), the spec profile delivers the same burst, a ksmbd server refuses
 // 128 KiB, the keepalive times out against a hung server, and an SMB2 READ goes by RDMA with SEND_WITH_INV.
 import fs from 'node:fs';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { openLab, panel, walkLab, type LabFile } from './helpers.ts';
 
@@ -61,6 +62,14 @@ test('lab 5 walks to green; the credit board mid-transfer and in the deadlock', 
   await expect(page.getByTestId('smbd-io')).toContainText('data verified');
   await expect(page.getByTestId('smbd-io')).toContainText('IBV_WR_SEND_WITH_INV');
   await page.getByTestId('lab-smbd-tab').screenshot({ path: `${SHOTS}/lab-smbd-io.png` });
+
+  // the tab with everything on it (board, negotiation, fragments, I/O) passes axe in both themes
+  for (const theme of ['light', 'dark'] as const) {
+    if ((await page.locator('html').getAttribute('data-theme')) !== theme) await page.getByTestId('theme-toggle').click();
+    await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
+    const r = await new AxeBuilder({ page }).include('[data-testid="lab-smbd-tab"]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+    expect(r.violations.map((v) => `${theme} ${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`)).toEqual([]);
+  }
 
   // ksmbd's strict minimum is not reachable from the tab's defaults (1364 / 173910 pass); its refusal is in the
   // headless checks and host.test.ts
