@@ -55,6 +55,20 @@ export function negotiateRequestOf(cfg: PeerConfig): NegotiateRequest {
 
 const atLeast = (strict: boolean, v: number, min: number) => (strict ? v > min : v >= min);
 
+/** Both sides' sizes after a successful exchange (3.1.5.6 / 3.1.5.7): MaxReceiveSize = min(own, peer
+ *  PreferredSendSize) with a floor of 128, MaxSendSize = min(own, peer MaxReceiveSize), the peer's MaxFragmentedSize
+ *  bounds what this side sends. */
+function sizesOf(cfg: PeerConfig, peer: { preferredSendSize: number; maxReceiveSize: number; maxFragmentedSize: number },
+  maxReadWriteSize: number, sendCredits: number, receiveCreditTarget: number): NegotiatedSizes {
+  return {
+    maxReceiveSize: Math.max(MIN_RECEIVE_SIZE, Math.min(cfg.maxReceiveSize, peer.preferredSendSize)),
+    maxSendSize: Math.min(cfg.maxSendSize, peer.maxReceiveSize),
+    maxFragmentedSendSize: peer.maxFragmentedSize,
+    maxFragmentedRecvSize: cfg.maxFragmentedRecvSize,
+    maxReadWriteSize, sendCredits, receiveCreditTarget,
+  };
+}
+
 /** [MS-SMBD] 3.1.5.6: the passive side checks a received negotiate request (`len` bytes of `bytes`). */
 export function checkNegotiateRequest(bytes: Uint8Array, profile: PeerProfile, cfg: PeerConfig): NegotiateOutcome & { request?: NegotiateRequest } {
   const rules: RuleResult[] = [];
@@ -75,15 +89,7 @@ export function checkNegotiateRequest(bytes: Uint8Array, profile: PeerProfile, c
   if (!ok) return { rules, outcome: 'terminate', request: q };
   return {
     rules, outcome: 'accept', request: q,
-    sizes: {
-      maxReceiveSize: Math.max(MIN_RECEIVE_SIZE, Math.min(cfg.maxReceiveSize, q.preferredSendSize)),
-      maxSendSize: Math.min(cfg.maxSendSize, q.maxReceiveSize),
-      maxFragmentedSendSize: q.maxFragmentedSize,
-      maxFragmentedRecvSize: cfg.maxFragmentedRecvSize,
-      maxReadWriteSize: cfg.maxReadWriteSize,
-      sendCredits: 0,
-      receiveCreditTarget: q.creditsRequested,
-    },
+    sizes: sizesOf(cfg, q, cfg.maxReadWriteSize, 0, q.creditsRequested),
   };
 }
 
@@ -121,14 +127,6 @@ export function checkNegotiateResponse(bytes: Uint8Array, cfg: PeerConfig): Nego
   if (!ok) return { rules, outcome: 'terminate', response: p };
   return {
     rules, outcome: 'accept', response: p,
-    sizes: {
-      maxReceiveSize: Math.max(MIN_RECEIVE_SIZE, Math.min(cfg.maxReceiveSize, p.preferredSendSize)),
-      maxSendSize: Math.min(cfg.maxSendSize, p.maxReceiveSize),
-      maxFragmentedSendSize: p.maxFragmentedSize,
-      maxFragmentedRecvSize: cfg.maxFragmentedRecvSize,
-      maxReadWriteSize: Math.min(cfg.maxReadWriteSize, p.maxReadWriteSize),
-      sendCredits: p.creditsGranted,
-      receiveCreditTarget: p.creditsRequested,
-    },
+    sizes: sizesOf(cfg, p, Math.min(cfg.maxReadWriteSize, p.maxReadWriteSize), p.creditsGranted, p.creditsRequested),
   };
 }

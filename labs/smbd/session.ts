@@ -6,6 +6,7 @@ import { checkNegotiateRequest, checkNegotiateResponse, negotiateRequestOf, nego
 import type { NegotiatedSizes, RuleResult } from './negotiate.ts';
 import { decodeNegotiateRequest, decodeNegotiateResponse, encodeNegotiateRequest, encodeNegotiateResponse, toHex } from './pdu.ts';
 import type { NegotiateRequest, NegotiateResponse } from './pdu.ts';
+import { mulberry32 } from '../cq/explorer.ts';
 import { SmbdPeer, must } from './peer.ts';
 import type { Port } from './peer.ts';
 import type { ConnView } from './conn.ts';
@@ -32,18 +33,6 @@ export interface BoardView { nowNs: number; client: SideView | null; server: Sid
  *  Linux defaults are 255: the same deadlock needs bursts of more than 255 messages each way), and ksmbd's lazy
  *  reposting (receives reposted once credits fall to max / 8). */
 export const LAB_CREDITS: Partial<PeerConfig> = { receiveCreditMax: 8, sendCreditTarget: 8, repostAt: 8 >> 3 };
-
-/** A deterministic PRNG (mulberry32) for the seeded load. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export class SmbdSession {
   readonly client: SmbdPeer;
@@ -142,7 +131,7 @@ export class SmbdSession {
 
   /** Both sides queue upper-layer messages (seeded sizes, 1..maxFragments fragments each) at once, then run. */
   burst(seed: number, perSide: number, maxFragments = 3, run = true): void {
-    const rnd = prng(seed);
+    const rnd = mulberry32(seed);
     const make = (per: number) => {
       const len = 1 + Math.floor(rnd() * per * maxFragments);
       const b = new Uint8Array(len);
