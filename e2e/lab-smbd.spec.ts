@@ -61,6 +61,9 @@ test('lab 5 walks to green; the credit board mid-transfer and in the deadlock', 
   await page.getByTestId('smbd-read-inv').click();
   await expect(page.getByTestId('smbd-io')).toContainText('data verified');
   await expect(page.getByTestId('smbd-io')).toContainText('IBV_WR_SEND_WITH_INV');
+  await page.getByTestId('smbd-measure-run').click();
+  await expect(page.getByTestId('smbd-measure')).toContainText('throughput ratio', { timeout: 60_000 });
+  await expect(page.getByTestId('smbd-crossings')).toContainText('64 per crossing 16 crossings');
   await page.getByTestId('lab-smbd-tab').screenshot({ path: `${SHOTS}/lab-smbd-io.png` });
 
   // the tab with everything on it (board, negotiation, fragments, I/O) passes axe in both themes

@@ -64,6 +64,16 @@ const PolicyStats = z.object({
   virtualNs: z.number(), wallNs: z.number(), verified: z.number(),
 });
 export const StartResult = z.object({ negotiation: Negotiation, board: Board });
+const Crossings = z.object({ crossings: z.number(), ns: z.number() });
+export const MeasureResult = z.object({
+  registration: z.object({
+    ios: z.number(), pool: PolicyStats, perIo: PolicyStats, poolMiBps: z.number(), perIoMiBps: z.number(), ratio: z.number(),
+    poolLatencyUs: z.number(), perIoLatencyUs: z.number(),
+  }),
+  crossing: z.object({
+    events: z.number(), single: Crossings, batched: Crossings.extend({ perCrossing: z.number() }), nsPerCrossing: z.number(), ratio: z.number(),
+  }),
+});
 export const IoResult = z.object({ io: IoRecord, stats: PolicyStats, board: Board });
 
 export const labSmbdCommands = {
@@ -101,6 +111,12 @@ export const labSmbdCommands = {
       policy: z.enum(['pool', 'per-io']).default('pool'), length: z.number().int().min(1).max(1 << 20).default(65536),
     }),
     result: IoResult,
+  }),
+  /** the two comparisons of `verbslab bench` in sessions of their own (not the console's): 1 MiB SMB2 I/O with the
+   *  pool vs per-I/O registration, `rounds` x 2 I/Os each; the same completions taken one or 64 per crossing */
+  'lab.smbd.measure': command({
+    ...host, readOnly: true, args: () => ({ rounds: z.number().int().min(1).max(16).default(2), events: z.number().int().min(64).max(16384).default(1024) }),
+    result: MeasureResult,
   }),
   /** the credit board now */
   'lab.smbd.board': command({ ...host, readOnly: true, args: () => ({}), result: Board }),

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HostCore } from '../../app/host/core.ts';
 import { NativeExecutor } from '../../app/host/executor.ts';
 import { attach } from './host.ts';
-import { Board, IoResult, StartResult } from './commands.ts';
+import { Board, IoResult, MeasureResult, StartResult } from './commands.ts';
 
 const cores: { core: HostCore; dir: string }[] = [];
 afterEach(() => { for (const c of cores.splice(0)) { c.core.close(); fs.rmSync(c.dir, { recursive: true, force: true }); } });
@@ -76,6 +76,14 @@ describe('lab smbd agent in the backend host', () => {
     const big = c.execute({ cmd: 'lab.smbd.send', args: { from: 'client', bytes: 1 << 20 } } as never);
     expect(big).toMatchObject({ ok: false, error: { code: 'EMSGSIZE' } });
   });
+
+  it('measure: both policies and both crossing modes counted in sessions of their own (no session needed)', () => {
+    const c = core();
+    const m = MeasureResult.parse(run(c, 'lab.smbd.measure', { rounds: 1, events: 128 }));
+    expect(m.registration.pool).toMatchObject({ serverRegistrations: 1, serverInvalidations: 0 });
+    expect(m.registration.perIo.serverRegistrations).toBe(m.registration.perIo.ios);
+    expect(m.crossing).toMatchObject({ events: 128, single: { crossings: 128 }, batched: { crossings: 2, perCrossing: 64 } });
+  }, 60_000);
 
   it('before start: ENOENT', () => {
     const c = core();

@@ -6,9 +6,12 @@
 //   send     one upper-layer message from a side           burst   seeded messages from both sides at once
 //   step     engine steps with both peers' completions      advance skip idle virtual time (keepalive timers)
 //   io       SMB2 READ / WRITE through a buffer descriptor  board   the credit board now
+//   measure  the buffer policies and event crossings compared (fresh sessions of their own)
 import type { ExecResult } from '../../app/host/api.ts';
 import type { HostCore } from '../../app/host/core.ts';
 import type { Command } from '../../app/protocol/index.ts';
+import { crossingBench, registrationBench } from './bench.ts';
+import type { CrossingBench, RegistrationBench } from './bench.ts';
 import { SmbdIo } from './io.ts';
 import type { Policy } from './io.ts';
 import { DeviceError } from './peer.ts';
@@ -107,6 +110,11 @@ export class SmbdAgent {
     return { ok: true as const, result: { io: rec!, stats: { ...io!.stats }, board: r.result } };
   }
 
+  /** the bench's comparisons, each in fresh sessions of its own */
+  measure(a: { rounds?: number; events?: number }): Out<{ registration: RegistrationBench; crossing: CrossingBench }> {
+    return this.guard('measure', () => ({ registration: registrationBench(a.rounds ?? 2, 2), crossing: crossingBench(a.events ?? 1024) }));
+  }
+
   boardNow(): Out<Board> { return this.wrap('board', () => undefined); }
 
   private wrap(what: string, fn: (s: SmbdSession) => void): Out<Board> {
@@ -140,6 +148,7 @@ export function attach(core: HostCore): SmbdAgent {
   core.register({ name: 'lab.smbd.step', handler: (c) => agent.step(c.args) });
   core.register({ name: 'lab.smbd.advance', handler: (c) => agent.advance(c.args) });
   core.register({ name: 'lab.smbd.io', handler: (c) => agent.ioOp(c.args) });
+  core.register({ name: 'lab.smbd.measure', handler: (c) => agent.measure(c.args) });
   core.register({ name: 'lab.smbd.board', handler: () => agent.boardNow() });
   return agent;
 }
