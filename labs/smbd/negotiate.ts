@@ -78,7 +78,9 @@ export function checkNegotiateRequest(bytes: Uint8Array, profile: PeerProfile, c
   }
   const q = decodeNegotiateRequest(bytes);
   const versionOk = q.minVersion <= SMBDIRECT_V1 && q.maxVersion >= SMBDIRECT_V1;
-  if (!r('req.version', '[MS-SMBD] 3.1.5.6', 'MinVersion <= 0x0100 <= MaxVersion', q.minVersion | (q.maxVersion << 16), versionOk)) {
+  const hex4 = (v: number) => `0x${v.toString(16).padStart(4, '0')}`;
+  // the value shown is MinVersion; the rule names both
+  if (!r('req.version', '[MS-SMBD] 3.1.5.6', `MinVersion (${hex4(q.minVersion)}) <= 0x0100 <= MaxVersion (${hex4(q.maxVersion)})`, q.minVersion, versionOk)) {
     return { rules, outcome: profile.versionMismatch === 'terminate' ? 'terminate' : 'reject', request: q };
   }
   const strict = profile.strictMinimums;
