@@ -74,7 +74,16 @@ test('lab 5 walks to green; the credit board mid-transfer and in the deadlock', 
     expect(r.violations.map((v) => `${theme} ${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`)).toEqual([]);
   }
 
-  // ksmbd's strict minimum is not reachable from the tab's defaults (1364 / 173910 pass); its refusal is in the
-  // headless checks and host.test.ts
+  // ksmbd refuses the MS-SMBD 4.1 example's request (MaxFragmentedSize exactly 128 KiB); the spec server accepts it
+  await page.getByTestId('smbd-server-profile').selectOption('ksmbd');
+  await page.getByTestId('smbd-request').selectOption('example');
+  await page.getByTestId('smbd-start').click();
+  await expect(page.getByTestId('smbd-negotiation')).toContainText('server: terminate');
+  await expect(page.locator('[data-rule="req.max-fragmented-size"]')).toContainText('FAIL');
+  await page.getByTestId('smbd-negotiation').screenshot({ path: `${SHOTS}/lab-smbd-ksmbd-refuses-4.1.png` });
+  await page.getByTestId('smbd-server-profile').selectOption('spec');
+  await page.getByTestId('smbd-start').click();
+  await expect(page.getByTestId('smbd-negotiation')).toContainText('server: accept');
+  await expect(page.getByTestId('smbd-request-hex')).toHaveText('00 01 00 01 00 00 0a 00 00 04 00 00 00 04 00 00 00 00 02 00');
   expect(problems).toEqual([]);
 });

@@ -162,6 +162,7 @@ export function SmbdLabPanel() {
   const [client, setClient] = useState<(typeof PROFILES)[number]>('spec');
   const [server, setServer] = useState<(typeof PROFILES)[number]>('spec');
   const [credits, setCredits] = useState<'linux' | 'lab'>('linux');
+  const [example, setExample] = useState(false);
   const [bytes, setBytes] = useState(4000);
   const [negotiation, setNegotiation] = useState<NegotiationT | null>(null);
   const [board, setBoard] = useState<BoardT | null>(null);
@@ -179,7 +180,9 @@ export function SmbdLabPanel() {
     setDelivered((d) => [...(reset ? [] : d), ...b.delivered].slice(-100));
   };
   const start = async () => {
-    const r = await exec<z.infer<typeof StartResult>>('lab.smbd.start', { client, server, credits });
+    // the MS-SMBD 4.1 example's request: 10 credits, 1 KiB sends and receives, 128 KiB reassembly
+    const request = example ? { creditsRequested: 10, preferredSendSize: 1024, maxReceiveSize: 1024, maxFragmentedSize: 131072 } : {};
+    const r = await exec<z.infer<typeof StartResult>>('lab.smbd.start', { client, server, credits, request });
     if (r) { setNegotiation(r.negotiation); take(r.board, true); setIo(null); }
   };
   const act = async (cmd: string, args: Record<string, unknown>) => take(await exec<BoardT>(cmd, args));
@@ -200,6 +203,9 @@ export function SmbdLabPanel() {
           <label className="field"><span className="field-label">credits</span>
             <select value={credits} onChange={(e) => setCredits(e.target.value as typeof credits)} data-testid="smbd-credits">
               <option value="linux">255 (ksmbd / cifs)</option><option value="lab">8, lazy reposting (deadlock setting)</option></select></label>
+          <label className="field"><span className="field-label">client request</span>
+            <select value={example ? 'example' : 'own'} onChange={(e) => setExample(e.target.value === 'example')} data-testid="smbd-request">
+              <option value="own">its own sizes</option><option value="example">MS-SMBD 4.1 example (128 KiB)</option></select></label>
           <button type="button" onClick={() => void start()} data-testid="smbd-start">Start and negotiate</button>
         </div>
         <div className="form">
