@@ -66,10 +66,25 @@ async function bench(args) {
   if (r.status !== 0) { console.error(`verbslab bench: vl_bench exited with ${r.status ?? r.signal}`); return 1; }
   let data;
   try { data = JSON.parse(r.stdout); } catch { process.stdout.write(r.stdout); return json ? 1 : 0; }
+  Object.assign(data, await labBenches(build));
   if (!noUi) Object.assign(data, await uiBench(build));
   if (json) { process.stdout.write(`${JSON.stringify(data)}\n`); return 0; }
   printFigures(data, '');
   return 0;
+}
+
+// The labs' figures: labs/<id>/bench.ts exporting bench() (one object of keys), run through the addon.
+async function labBenches(build) {
+  const out = {};
+  const dir = path.join(root, 'labs');
+  const ids = fs.readdirSync(dir).filter((id) => fs.existsSync(path.join(dir, id, 'bench.ts'))).sort();
+  if (!ids.length) return out;
+  try { await build.buildAddon(); } catch (e) { return { labs: { skipped: `addon build failed: ${e.message}` } }; }
+  for (const id of ids) {
+    const m = await ts(path.join('labs', id, 'bench.ts'));
+    if (typeof m.bench === 'function') Object.assign(out, await m.bench());
+  }
+  return out;
 }
 
 // The console's figures (issue 4): e2e/console-perf.spec.ts in headless Chromium against the browser-mode server,

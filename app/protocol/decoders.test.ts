@@ -136,7 +136,7 @@ describe('the registry', () => {
     offBad();
     off();
     expect(decodePayload(b)).toBeUndefined();
-    expect(registeredDecoders().map((d) => d.id)).toEqual(['nvme-rdma']);
+    expect(registeredDecoders().map((d) => d.id)).toEqual(['nvme-rdma', 'smb-direct']);
   });
 });
 

@@ -8,6 +8,7 @@
 // for payloads that are not its protocol's. Decoders are tried in registration order; the first that claims a
 // payload wins. A decoder that throws does not take the caller down: the result names the decoder and the error.
 import { nvmeRdmaDecoder } from './decoders/nvme-rdma.ts';
+import { smbDirectDecoder } from './decoders/smb-direct.ts';
 
 export interface PayloadInput {
   /** BTH opcode of the packet */
@@ -82,3 +83,4 @@ export function payloadOfPacket(pkt: Record<string, unknown>): PayloadInput | un
 
 // The decoders this code base ships (labs add theirs with registerDecoder).
 registerDecoder(nvmeRdmaDecoder);
+registerDecoder(smbDirectDecoder);
