@@ -134,7 +134,8 @@ Status SessionImpl::do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mrh, uint
   return ok();
 }
 
-Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
+Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote, const char* how) {
+  const std::string by = how ? how : remote ? "remote invalidate" : "local invalidate";
   Device& d = *dev(q.dev);
   if ((key >> 8) > kMwIndexBase) {
     Mw* w = mw_by_key(q.dev, key);
@@ -144,7 +145,7 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
     if (w->type == MW_TYPE_1) return fail(EINVAL, "invalidate " + key_text(key) + ": type 1 windows cannot be invalidated (o10-37.2.26)");
     if (w->mr) if (Mr* m = mr(w->mr)) m->bound_mws--;
     w->mr = 0; w->qp = 0; w->access = 0; w->addr = 0; w->length = 0; w->state = KeyState::Free;
-    if (capture) { auto& e = emit(EventKind::ObjectModified, w->dev, w->h, "mw", std::string(remote ? "remote" : "local") + " invalidate: MW " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
+    if (capture) { auto& e = emit(EventKind::ObjectModified, w->dev, w->h, "mw", by + ": MW " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
     return ok();
   }
   Mr* m = mr_by_key(q.dev, key);
@@ -159,7 +160,7 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
   }
   // siw (iWARP profile) has no state check: invalidating a FREE STag succeeds; rxe does the same for MRs
   m->state = KeyState::Free;
-  if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", std::string(remote ? "remote" : "local") + " invalidate: MR " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
+  if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", by + ": MR " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
   return ok();
 }
 

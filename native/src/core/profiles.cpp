@@ -29,6 +29,7 @@ const std::vector<Profile>& builtin_profiles() {
     rxe.error_wc_not_solicited = true; rxe.rereg_pd_access_only = true; rxe.round_queue_depths = true;
     rxe.wc_flags_rxe = true; rxe.dereg_bound_mr_errno = EINVAL; rxe.local_key_error_status = WC_LOC_QP_OP_ERR;
     rxe.recv_too_small_is_malformed = true; rxe.invalidate_checks_pd = false; rxe.reg_mr_wr_checks_access = false;
+    rxe.read_with_inv_loc_qp_op_err = true;
     v.push_back(rxe);
 
     Profile cx;
