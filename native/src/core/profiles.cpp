@@ -52,6 +52,14 @@ const std::vector<Profile>& builtin_profiles() {
     cx.key_byte_policy = "increment";
     v.push_back(cx);
 
+    // Modelled, not a product: no Linux driver advertises IB_DEVICE_MEM_WINDOW_TYPE_2A (rxe, mlx4 and mlx5 give 2B).
+    // The cx profile with the other flavour of type 2 window, to show what the IBA's 2A / 2B difference does.
+    Profile a2 = cx;
+    a2.name = "ib2a";
+    a2.description = "Modelled (no driver advertises it): the cx profile with MW type 2A, windows associated with a QP number only";
+    a2.device_cap_flags = (cx.device_cap_flags & ~uint64_t(DEVICE_MEM_WINDOW_TYPE_2B)) | DEVICE_MEM_WINDOW_TYPE_2A;
+    v.push_back(a2);
+
     Profile iw;
     iw.name = "iwarp";
     iw.description = "iWARP-like (siw): MEM_MGT_EXTENSIONS only, no atomics, no memory windows, RC only, key byte 0";
