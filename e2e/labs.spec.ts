@@ -25,3 +25,28 @@ test('lab 3 walks to green, section by section', async ({ page }) => {
   await expect(page.getByTestId('key-row').first()).toBeVisible();
   expect(problems).toEqual([]);
 });
+
+test('a step done by hand in the other panels turns green', async ({ page }) => {
+  test.setTimeout(90_000);
+  const problems = await openLab(page, 'bmme');
+  await page.getByTestId('lab-start').click();
+  await expect(page.getByTestId('lab-step-alloc')).toHaveAttribute('data-state', 'todo');
+  // by hand, not "Do it": a PD on dev0 (Devices panel), then a fast-registration MR in it (Memory panel): its key
+  // starts FREE, the outcome lab step "alloc" expects
+  await panel(page, 'devices');
+  const dev0 = page.getByTestId('device-row').filter({ hasText: 'dev0' });
+  await dev0.getByTestId('alloc-pd').click();
+  await expect(dev0).toContainText('pd ');
+  await panel(page, 'memory');
+  const free = page.locator('[data-testid="key-row"][data-type="MR"][data-kind="fast_reg"][data-state="free"]');
+  const before = await free.count();
+  await page.getByTestId('alloc-fr-mr').click();
+  await expect(free).toHaveCount(before + 1);
+  await panel(page, 'labs');
+  await expect(page.getByTestId('lab-step-alloc')).toHaveAttribute('data-state', 'holds');
+  await expect(page.getByTestId('lab-by-hand-alloc')).toBeVisible();
+  await expect(page.getByTestId('lab-step-pair')).toHaveAttribute('data-state', 'todo');       // setup: nothing to see
+  await expect(page.getByTestId('lab-step-register')).toHaveAttribute('data-state', 'todo');   // not done yet
+  await page.getByTestId('lab-section-fastreg').screenshot({ path: 'e2e/screenshots/lab-bmme-by-hand.png' });
+  expect(problems).toEqual([]);
+});

@@ -64,7 +64,7 @@ const missing = [];
 if (needE2e && !findChromium()) missing.push('chromium');
 if (needCpp && !(fs.existsSync('/usr/include/gtest/gtest.h') && ['/usr/lib/x86_64-linux-gnu/libgtest.a', '/usr/lib/aarch64-linux-gnu/libgtest.a', '/usr/lib/libgtest.a', '/usr/local/lib/libgtest.a'].some((p) => fs.existsSync(p)))) missing.push('libgtest-dev');
 if (needCpp && !fs.existsSync('/usr/include/infiniband/verbs.h')) missing.push('libibverbs-dev');
-if (needCpp && !have('tshark')) missing.push('tshark');
+if ((needCpp || want('vitest')) && !have('tshark')) missing.push('tshark');   // vitest: app/scenario/tshark-icrc.test.ts
 if (needFuzz && !have('clang++')) missing.push('clang');
 if (needFuzz && !haveFuzzerRuntime()) missing.push('libclang-rt-14-dev');
 if (want('libibverbs')) {

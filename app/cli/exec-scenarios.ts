@@ -24,6 +24,7 @@ interface Known { step: number; why: string; race?: boolean }
 const REAL_TIME = 'the program reads the QP state right after posting; the headless run ran the engine to idle first ' +
   '(engine.run has no libibverbs form), so here the NAK may not have come back yet';
 const REG_MR = 'IB_WR_REG_MR is kernel-only: the exported program cannot post it, so its completion never comes';
+const READ_INV = 'IB_WR_RDMA_READ_WITH_INV is kernel-only (libibverbs has no IBV_WR_ for it): the exported program cannot post it, so its completion never comes';
 const CAPTURE = 'export-c cannot express the "$old" capture of the keys before ibv_rereg_mr, so the WRITE with the old rkey is not posted';
 export const KNOWN: Record<string, Known> = {
   fastreg_local_inv: { step: 16, why: REG_MR },
@@ -33,6 +34,8 @@ export const KNOWN: Record<string, Known> = {
   rxe_local_inv_other_pd_cx: { step: 20, why: REG_MR },
   rxe_reg_mr_wr_access: { step: 16, why: REG_MR },
   rxe_reg_mr_wr_access_cx: { step: 16, why: REG_MR },
+  iwarp_read_with_inv: { step: 17, why: REG_MR },
+  read_with_inv_on_roce: { step: 14, why: READ_INV },
   rxe_mr_rereg_keys: { step: 15, why: CAPTURE },
   rxe_mr_rereg_keys_cx: { step: 15, why: CAPTURE },
   rxe_send_cq_overrun_cx: { step: 13, why: REAL_TIME, race: true },

@@ -15,7 +15,7 @@ export const USAGE = `usage: verbslab exec [OPTIONS] -- PROGRAM [ARGS...]
   runs PROGRAM (linked against libibverbs.so.1) on the Verbs Lab software device
   --addr A.B.C.D     bind the device to this local address (default: the first free one of 127.0.0.1, .2, ...)
   --iface NAME       bind it to a host interface instead (GID table built from its addresses, as rxe)
-  --profile NAME     device profile: rxe (default), cx, iwarp, minimal
+  --profile NAME     device profile: rxe (default), cx, ib2a, iwarp, minimal
   --device NAME      device name (default vl<profile>0)
   --udp-port N       local RoCEv2 UDP port (default 4791); --peer-udp-port N: the peers' (default: the same)
   --no-build         do not (re)build the library first

@@ -9,8 +9,12 @@ import type { ExecResult, Executor } from './api.ts';
 import type { HostCore } from './core.ts';
 import { ScenarioRun } from '../scenario/run.ts';
 import { LABS_DIR, labResults, listLabs, type FlatLab } from '../scenario/lab.ts';
+import { seenByHand, stepSignature } from '../scenario/lab-watch.ts';
 
-interface Active { flat: FlatLab; run: ScenarioRun; events: DeviceEvent[]; capturing: boolean; setupError?: string }
+/** events of commands the lab did not run (the other panels, a script), watched for steps done by hand: the newest
+ *  HAND_EVENTS are kept */
+const HAND_EVENTS = 200_000;
+interface Active { flat: FlatLab; run: ScenarioRun; events: DeviceEvent[]; capturing: boolean; setupError?: string; hand: DeviceEvent[] }
 type Status = ResultOf<'lab.status'>;
 const err = (code: string, message: string, field?: string) => ({ ok: false as const, error: { code, message, ...(field ? { field } : {}) } });
 
@@ -18,7 +22,13 @@ export class LabsHost {
   private active: Active | null = null;
 
   constructor(readonly core: HostCore, readonly dir = LABS_DIR) {
-    core.onEvents((evs) => { if (this.active?.capturing) for (const e of evs) this.active.events.push(e); });
+    core.onEvents((evs) => {
+      const act = this.active;
+      if (!act) return;
+      if (act.capturing) { for (const e of evs) act.events.push(e); return; }
+      for (const e of evs) act.hand.push(e);     // by hand: lab-watch.ts looks for the steps' outcomes in these
+      if (act.hand.length > HAND_EVENTS) act.hand.splice(0, act.hand.length - HAND_EVENTS);
+    });
     core.register({
       name: 'lab.list',
       handler: () => {
@@ -66,11 +76,13 @@ export class LabsHost {
   private start(a: CommandArgs<'lab.start'>) {
     const f = this.find(a.id);
     if ('error' in f) return f;
-    const act: Active = { flat: f.flat, run: null as unknown as ScenarioRun, events: [], capturing: false };
+    const act: Active = { flat: f.flat, run: null as unknown as ScenarioRun, events: [], capturing: false, hand: [] };
     act.run = new ScenarioRun(f.flat.scenario, this.adapter(() => act));
     this.active = act;
     // a fresh session with the lab's devices (session.reset: the journal starts over with the lab)
-    if (!act.run.begin()) act.setupError = act.run.failure?.why;
+    act.capturing = true;
+    try { if (!act.run.begin()) act.setupError = act.run.failure?.why; } finally { act.capturing = false; }
+    act.hand = [];
     return { ok: true as const, result: this.status(a.id) };
   }
 
@@ -89,18 +101,20 @@ export class LabsHost {
     const act = this.active;
     if (!act || act.flat.lab.id !== id) {
       const f = this.find(id);
-      const steps = 'flat' in f ? f.flat.steps.map((s) => ({ id: s.id, done: false, holds: false, failures: [] as string[] })) : [];
+      const steps = 'flat' in f ? f.flat.steps.map((s) => ({ id: s.id, done: false, holds: false, failures: [] as string[], byHand: false, watchable: stepSignature(s).length > 0 })) : [];
       return { id, started: false, steps };
     }
     const rep = act.run.report();
     const results = labResults(act.flat, rep);
+    const hand = seenByHand(act.flat.steps, act.hand);
     return {
       id, started: true,
-      steps: results.map((r) => {
+      steps: results.map((r, i) => {
         const mine = rep.steps.filter((s) => act.flat.owner[s.index] === r.id);
         const bad = mine.find((s) => !s.ok);
+        const byHand = !r.ran && hand[i]!.seen;   // "Do it" decides a step it ran; otherwise its outcome seen by hand
         return {
-          id: r.id, done: r.ran, holds: r.passed,
+          id: r.id, done: r.ran || byHand, holds: r.passed || byHand, byHand, watchable: hand[i]!.watchable,
           failures: bad ? bad.failures.map((x) => `${bad.cmd}: ${x}`) : act.setupError ? [act.setupError] : [],
           ...(bad?.error ? { error: bad.error } : {}),
         };

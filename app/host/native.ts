@@ -165,6 +165,9 @@ export interface NativeSession {
 export interface NativeAddon {
   Session: { new (seed?: number): NativeSession; profiles(): NProfile[] };
   decodePacket(bytes: Uint8Array): NPacket;
+  /** the device's payload decoder registry (native/include/vl/decoders.h) on one UDP payload (BTH..ICRC): fields
+   *  flattened to dotted names with string values; null when no decoder claims it */
+  decodePayloadNative(udp: Uint8Array, protocol?: string): { protocol: string; summary: string; fields: Record<string, string> } | null;
   /** Real RDMA devices as libibverbs sees them (loaded with dlopen; library=false when it is not installed). */
   ibverbsDevices(): { library: boolean; error?: string; devices: { name: string; guid: string }[] };
   /** Host network interfaces (getifaddrs). */

@@ -1,5 +1,6 @@
 // rdma-core names and numeric values (infiniband/verbs.h), shared by host, renderer, scenarios and exported C.
-// REG_MR is kernel-only (include/rdma/ib_verbs.h: IB_WR_REG_MR = 0x20, IB_WC_REG_MR = 8).
+// REG_MR and RDMA_READ_WITH_INV are kernel-only (include/rdma/ib_verbs.h: IB_WR_REG_MR = 0x20, IB_WC_REG_MR = 8;
+// IB_WR_RDMA_READ_WITH_INV = 11, iWARP only, no IBV_WR_ name in rdma-core).
 // The device defines each of these once in native/include/vl (types.h, session.h, names.h); tables.test.ts checks
 // that every table here says the same, name for name and value for value (native/tools/vl_tables.cpp prints them).
 
@@ -31,7 +32,7 @@ export const WcOpcode = table({
 export const WrOpcode = table({
   IBV_WR_RDMA_WRITE: 0, IBV_WR_RDMA_WRITE_WITH_IMM: 1, IBV_WR_SEND: 2, IBV_WR_SEND_WITH_IMM: 3,
   IBV_WR_RDMA_READ: 4, IBV_WR_ATOMIC_CMP_AND_SWP: 5, IBV_WR_ATOMIC_FETCH_AND_ADD: 6, IBV_WR_LOCAL_INV: 7,
-  IBV_WR_BIND_MW: 8, IBV_WR_SEND_WITH_INV: 9, IB_WR_REG_MR: 0x20,
+  IBV_WR_BIND_MW: 8, IBV_WR_SEND_WITH_INV: 9, IB_WR_RDMA_READ_WITH_INV: 11, IB_WR_REG_MR: 0x20,
 });
 
 export const WcFlag = table({ IBV_WC_GRH: 1, IBV_WC_WITH_IMM: 2, IBV_WC_IP_CSUM_OK: 4, IBV_WC_WITH_INV: 8 });

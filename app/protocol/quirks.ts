@@ -120,6 +120,14 @@ export const QUIRKS = {
     source: 'drivers/infiniband/sw/rxe/rxe_mr.c rxe_reg_fast_mr; core ib_check_mr_access; IBA 10.6.3.1',
     statuses: { rxe: [], iba: [] },
   },
+  readWithInvLocQpOpErr: {
+    rxeValue: true,
+    when: 'an IB_WR_RDMA_READ_WITH_INV was posted on a device that is not iWARP',
+    rxe: 'rxe accepts IB_WR_RDMA_READ_WITH_INV at post time (its work-request table lists it for RC QPs) but its requester has no packet opcode for it: the work request completes with IBV_WC_LOC_QP_OP_ERR and the QP moves to the error state',
+    iba: 'the cx profile refuses it in ibv_post_send with EINVAL, nothing posted (modelled: ConnectX has no read-with-invalidate work request; kernel ULPs issue it only where rdma_cap_read_inv() holds, that is on iWARP)',
+    source: 'drivers/infiniband/sw/rxe/rxe_opcode.c rxe_wr_opcode_info; rxe_req.c next_opcode, rxe_requester; core rw.c rdma_rw_init_mr_wrs, rdma_cap_read_inv',
+    statuses: { rxe: [], iba: [] },
+  },
 } as const satisfies Record<string, QuirkDoc>;
 
 export type QuirkName = keyof typeof QUIRKS;

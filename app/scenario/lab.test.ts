@@ -77,4 +77,37 @@ describe.skipIf(!make)('labs headless and in the host', () => {
     expect(rec).toContain('mr.map_sg');   // the recorder saw the lab's commands like any other
     core.close();
   });
+  it('a step done by hand (not by "Do it") turns green when its outcome is seen in the event stream', async () => {
+    const { HostCore } = await import('../host/core.ts');
+    const { attach } = await import('../host/labs.ts');
+    const { ScenarioRun } = await import('./run.ts');
+    const core = new HostCore(make!(1) as never, { sessionDir: fs.mkdtempSync(path.join(os.tmpdir(), 'vl-labhand-')), defaultDevice: null });
+    attach(core);
+    core.start();
+    const call = (command: unknown) => { let out: any; core.handle({ type: 'request', id: 1, command }, (r) => { out = r; }); return out; };
+    call({ cmd: 'lab.start', args: { id: 'bmme' } });
+    // "by hand": the fastreg section's commands executed through the host as the other panels do, not by lab.step
+    const flat = listLabs().labs.find((l) => l.lab.id === 'bmme')!;
+    const n = flat.owner.filter((o) => ['pair', 'alloc', 'register', 'invalidate', 'stale'].includes(o)).length;
+    const mine: any[] = [];
+    core.onEvents((evs) => { for (const e of evs) mine.push(e); });
+    const byHand = new ScenarioRun({ ...flat.scenario, steps: flat.scenario.steps.slice(0, n) }, {
+      exec: (c) => core.execute(c), drainEvents: () => mine.splice(0), pcap: () => core.executor.pcap(), close: () => {},
+    });
+    const status = () => call({ cmd: 'lab.status', args: { id: 'bmme' } }).result.steps as { id: string; done: boolean; holds: boolean; byHand: boolean; watchable: boolean }[];
+    expect(status().filter((s) => s.byHand)).toEqual([]);
+    // only the first step ("pair": objects and a connection; no outcome to see): nothing is green yet
+    expect(byHand.begin()).toBe(true);
+    byHand.runTo(flat.owner.indexOf('alloc'));
+    expect(status().find((s) => s.id === 'pair')).toMatchObject({ watchable: false, byHand: false, done: false });
+    expect(status().find((s) => s.id === 'register')).toMatchObject({ watchable: true, byHand: false });
+    byHand.runTo(n);
+    expect(byHand.report().failedStep).toBeUndefined();
+    const st = status();
+    for (const id of ['alloc', 'register', 'invalidate', 'stale']) expect(st.find((s) => s.id === id), id).toMatchObject({ done: true, holds: true, byHand: true });
+    // later steps whose outcomes were not produced stay grey (keybyte-write expects another REM_ACCESS_ERR after these)
+    expect(st.find((s) => s.id === 'keybyte-write')).toMatchObject({ done: false, byHand: false });
+    expect(st.find((s) => s.id === 'fenced')).toMatchObject({ done: false, byHand: false });
+    core.close();
+  });
 });

@@ -50,7 +50,7 @@ Napi::Object ProfileObj(Napi::Env env, const vl::Profile& p) {
   B("sendCqOverflowKeepsRts", send_cq_overflow_keeps_rts); B("errorWcNotSolicited", error_wc_not_solicited);
   B("reregPdAccessOnly", rereg_pd_access_only); B("roundQueueDepths", round_queue_depths); B("wcFlagsRxe", wc_flags_rxe);
   B("recvTooSmallIsMalformed", recv_too_small_is_malformed); B("invalidateChecksPd", invalidate_checks_pd);
-  B("regMrWrChecksAccess", reg_mr_wr_checks_access);
+  B("regMrWrChecksAccess", reg_mr_wr_checks_access); B("readWithInvLocQpOpErr", read_with_inv_loc_qp_op_err);
 #undef B
   q.Set("deregBoundMrErrno", Napi::Number::New(env, p.dereg_bound_mr_errno));
   q.Set("localKeyErrorStatus", Napi::Number::New(env, p.local_key_error_status));

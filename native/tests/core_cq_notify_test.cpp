@@ -46,7 +46,8 @@ struct NotifyPair {
 }  // namespace
 
 TEST(CqNotify, ProfilesNameTheirSemantics) {
-  for (auto& pr : builtin_profiles()) EXPECT_EQ(pr.notify_reports_missed, pr.name != "cx") << pr.name;
+  // ib2a is the cx profile with type 2A windows (modelled): mlx5's notification semantics too
+  for (auto& pr : builtin_profiles()) EXPECT_EQ(pr.notify_reports_missed, pr.name != "cx" && pr.name != "ib2a") << pr.name;
 }
 
 // The classic bug (libfabric, perftest): poll until empty, a completion slips in, then arm. On rxe the arm only

@@ -24,7 +24,7 @@ TEST(CoreDevice, ProfilesAndGids) {
   EXPECT_EQ(devs[0].gids[1].gid[12], 10);
   EXPECT_EQ(devs[0].gids[1].gid[15], 1);
   EXPECT_EQ(devs[1].gids[1].gid[15], 2);
-  EXPECT_EQ(builtin_profiles().size(), 4u);
+  EXPECT_EQ(builtin_profiles().size(), 5u);
   EXPECT_TRUE(s.create_device("iwarp").ok());
   EXPECT_TRUE(s.create_device("minimal").ok());
 }

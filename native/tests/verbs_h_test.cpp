@@ -1,8 +1,9 @@
 // rdma-core's enum values, checked at compile time: every name and value of vl/names.h's rdma-core tables must be
 // the one <infiniband/verbs.h> (libibverbs-dev) gives. A table entry without a check here fails the size assert.
 // Kernel-only values (REG_MR) are not in verbs.h: include/rdma/ib_verbs.h has IB_WR_REG_MR = 0x20 and
-// IB_WC_REG_MR = 8 (checked by value below).
+// IB_WC_REG_MR = 8 (checked by value below); IB_WR_RDMA_READ_WITH_INV is checked against the uapi header.
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #include <iterator>
 
@@ -58,7 +59,7 @@ VL_SAME(kWcFlagNames, IBV_WC_IP_CSUM_OK);
 VL_SAME(kWcFlagNames, IBV_WC_WITH_INV);
 static_assert(std::size(vl::kWcFlagNames) == 4, "kWcFlagNames: an entry without a check here");
 
-// kWrOpcodeNames: 10 from verbs.h, 1 kernel-only (below)
+// kWrOpcodeNames: 10 from verbs.h, 2 kernel-only (below)
 VL_SAME(kWrOpcodeNames, IBV_WR_RDMA_WRITE);
 VL_SAME(kWrOpcodeNames, IBV_WR_RDMA_WRITE_WITH_IMM);
 VL_SAME(kWrOpcodeNames, IBV_WR_SEND);
@@ -69,7 +70,7 @@ VL_SAME(kWrOpcodeNames, IBV_WR_ATOMIC_FETCH_AND_ADD);
 VL_SAME(kWrOpcodeNames, IBV_WR_LOCAL_INV);
 VL_SAME(kWrOpcodeNames, IBV_WR_BIND_MW);
 VL_SAME(kWrOpcodeNames, IBV_WR_SEND_WITH_INV);
-static_assert(std::size(vl::kWrOpcodeNames) == 11, "kWrOpcodeNames: an entry without a check here");
+static_assert(std::size(vl::kWrOpcodeNames) == 12, "kWrOpcodeNames: an entry without a check here");
 
 // kSendFlagNames: 4 from verbs.h
 VL_SAME(kSendFlagNames, IBV_SEND_FENCE);
@@ -191,6 +192,9 @@ VL_SAME(kAtomicCapNames, IBV_ATOMIC_GLOB);
 static_assert(std::size(vl::kAtomicCapNames) == 3, "kAtomicCapNames: an entry without a check here");
 
 static_assert(vl::names_value(vl::kWrOpcodeNames, 0x20, "IB_WR_REG_MR"), "IB_WR_REG_MR is 0x20 (include/rdma/ib_verbs.h)");
+// the kernel's IB_WR_RDMA_READ_WITH_INV is IB_UVERBS_WR_RDMA_READ_WITH_INV (uapi rdma/ib_user_verbs.h, shipped by rdma-core)
+static_assert(vl::names_value(vl::kWrOpcodeNames, IB_UVERBS_WR_RDMA_READ_WITH_INV, "IB_WR_RDMA_READ_WITH_INV"),
+              "IB_WR_RDMA_READ_WITH_INV differs from rdma/ib_user_verbs.h");
 static_assert(vl::names_value(vl::kWcOpcodeNames, 8, "IB_WC_REG_MR"), "IB_WC_REG_MR is 8 (include/rdma/ib_verbs.h)");
 
 // The device's own event enums: rxe's key state values (rxe_verbs.h: enum rxe_mr_state INVALID, FREE, VALID).

@@ -216,8 +216,10 @@ export function emitPostSend(e: Emitter, ctx: StepCtx, st: Step, n: number, B: (
   wrs.forEach((w, j) => {
     const op = String(w.opcode);
     const W = `wr[${j}]`;
-    if (!(op in WrOpcode.values) || op === 'IB_WR_REG_MR') {
-      ctx.soft.push(`${op} is the kernel-only IB_WR_REG_MR (fast registration through the send queue); user space has no equivalent`);
+    if (!(op in WrOpcode.values) || op.startsWith('IB_WR_')) {
+      ctx.soft.push(op === 'IB_WR_REG_MR'
+        ? `${op} is the kernel-only IB_WR_REG_MR (fast registration through the send queue); user space has no equivalent`
+        : `${op} is kernel-only (iWARP RDMA READ with invalidate, include/rdma/ib_verbs.h); libibverbs has no IBV_WR_ for it`);
       return;
     }
     const sg = (w.sgList as { addr: unknown; length: unknown; lkey: unknown }[]) ?? [];

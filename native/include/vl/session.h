@@ -61,6 +61,10 @@ struct Profile {
                                            // (NAK remote operational error, receive IBV_WC_LOC_QP_OP_ERR)
   bool invalidate_checks_pd = true;        // rxe_invalidate_mr has no PD check
   bool reg_mr_wr_checks_access = true;     // rxe_reg_fast_mr takes any access (REMOTE_WRITE without LOCAL_WRITE)
+  // IB_WR_RDMA_READ_WITH_INV on a device without read_with_inv: rxe lists it in rxe_wr_opcode_info (posting works)
+  // but its requester has no packet opcode for it (rxe_req.c next_opcode -EINVAL -> IBV_WC_LOC_QP_OP_ERR, QP to
+  // error); the other profiles refuse it at post_send with EINVAL (modelled: no ConnectX WQE opcode for it)
+  bool read_with_inv_loc_qp_op_err = false;
 };
 const std::vector<Profile>& builtin_profiles();
 

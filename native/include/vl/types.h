@@ -36,11 +36,13 @@ enum WcOpcode : uint32_t {
 };
 // ---- enum ibv_wc_flags
 enum WcFlags : uint32_t { WC_GRH = 1 << 0, WC_WITH_IMM = 1 << 1, WC_IP_CSUM_OK = 1 << 2, WC_WITH_INV = 1 << 3 };
-// ---- enum ibv_wr_opcode (REG_MR: kernel IB_WR_REG_MR = 0x20, kernel-only)
+// ---- enum ibv_wr_opcode (REG_MR: kernel IB_WR_REG_MR = 0x20, kernel-only; RDMA_READ_WITH_INV: kernel
+// IB_WR_RDMA_READ_WITH_INV = IB_UVERBS_WR_RDMA_READ_WITH_INV = 11 (rdma/ib_user_verbs.h), iWARP only; rdma-core has
+// no IBV_WR_ name for it, and its value 11 is IBV_WR_DRIVER1 there)
 enum WrOpcode : uint32_t {
   WR_RDMA_WRITE = 0, WR_RDMA_WRITE_WITH_IMM = 1, WR_SEND = 2, WR_SEND_WITH_IMM = 3, WR_RDMA_READ = 4,
   WR_ATOMIC_CMP_AND_SWP = 5, WR_ATOMIC_FETCH_AND_ADD = 6, WR_LOCAL_INV = 7, WR_BIND_MW = 8,
-  WR_SEND_WITH_INV = 9, WR_REG_MR = 0x20,
+  WR_SEND_WITH_INV = 9, WR_RDMA_READ_WITH_INV = 11, WR_REG_MR = 0x20,
 };
 // ---- enum ibv_send_flags
 enum SendFlags : uint32_t { SEND_FENCE = 1, SEND_SIGNALED = 2, SEND_SOLICITED = 4, SEND_INLINE = 8 };

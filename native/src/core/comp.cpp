@@ -9,7 +9,7 @@ static uint32_t wc_opcode(uint32_t wr) {
   switch (wr) {
     case WR_RDMA_WRITE: case WR_RDMA_WRITE_WITH_IMM: return WC_RDMA_WRITE;
     case WR_SEND: case WR_SEND_WITH_IMM: case WR_SEND_WITH_INV: return WC_SEND;
-    case WR_RDMA_READ: return WC_RDMA_READ;
+    case WR_RDMA_READ: case WR_RDMA_READ_WITH_INV: return WC_RDMA_READ;   // siw_cq.c map_wc_opcode
     case WR_ATOMIC_CMP_AND_SWP: return WC_COMP_SWAP;
     case WR_ATOMIC_FETCH_AND_ADD: return WC_FETCH_ADD;
     case WR_LOCAL_INV: return WC_LOCAL_INV;
@@ -19,7 +19,8 @@ static uint32_t wc_opcode(uint32_t wr) {
   return WC_SEND;
 }
 
-static bool is_read_or_atomic(uint32_t op) { return op == WR_RDMA_READ || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD; }
+static bool is_read(uint32_t op) { return op == WR_RDMA_READ || op == WR_RDMA_READ_WITH_INV; }
+static bool is_read_or_atomic(uint32_t op) { return is_read(op) || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD; }
 
 // w must be q.sq.front()
 void SessionImpl::complete_wqe(Qp& q, SendWqe& w, uint32_t status) {
@@ -161,7 +162,7 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       push(std::move(a));
       return;
     }
-    if (op == WR_RDMA_READ) {
+    if (is_read(op)) {
       if (!is_read_resp) return;                   // plain ACK inside a READ's PSN range: ignore
       uint32_t expect = psn_add(w.first_psn, static_cast<uint32_t>(w.resp_offset / mtu));
       if (psn != expect) return;                   // out of order / duplicate response: the timer recovers
@@ -187,8 +188,20 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       q.comp_psn = psn_add(psn, 1);
       q.retry_left = q.attr.retry_cnt;
       q.started_retry = false;
-      if (w.resp_offset >= w.length) { w.state = WqeState::Done; comp_drain(q); }
-      else arm_ack_timer(q);
+      if (w.resp_offset < w.length) { arm_ack_timer(q); return; }
+      // RDMA READ with invalidate: the last response has landed, the requester invalidates the sink STag (the one
+      // SGE's lkey) before completing; a failed invalidation completes the READ with IBV_WC_GENERAL_ERR
+      // (siw_qp_rx.c siw_rdmap_complete -> siw_invalidate_stag; RFC 5040 leaves the Read Request unchanged)
+      if (op == WR_RDMA_READ_WITH_INV) {
+        Status st = invalidate_key(q, w.wr.sg_list[0].lkey, false, "read with invalidate");
+        if (!st.ok()) {
+          if (capture) { auto& e = emit(EventKind::KeyCheck, q.dev, q.h, "qp", st.msg); e.ok = false; e.a = w.wr.wr_id; }
+          w.state = WqeState::Error; w.status = WC_GENERAL_ERR;
+          continue;
+        }
+      }
+      w.state = WqeState::Done;
+      comp_drain(q);
       return;
     }
     if (op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) {

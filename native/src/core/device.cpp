@@ -24,7 +24,7 @@ Result<Handle> Session::create_device(const std::string& profile, const std::str
   auto& S = *impl_;
   const Profile* p = nullptr;
   for (auto& pr : builtin_profiles()) if (pr.name == profile) p = &pr;
-  if (!p) return rfail<Handle>(EINVAL, "profile: unknown profile '" + profile + "' (rxe, cx, iwarp, minimal)");
+  if (!p) return rfail<Handle>(EINVAL, "profile: unknown profile '" + profile + "' (rxe, cx, ib2a, iwarp, minimal)");
   std::string nm = name;
   uint32_t ordinal = 1;
   for (auto& [h, d] : S.devs) ordinal = std::max(ordinal, d.ordinal + 1);

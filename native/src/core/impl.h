@@ -314,7 +314,14 @@ class SessionImpl {
   RkeyResult check_rkey(Qp& q, uint32_t rkey, uint64_t va, uint64_t len, uint32_t need_access, const char* what);
   // local memory-management ops (mr.cpp / mw.cpp)
   Status do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mr_h, uint64_t addr, uint64_t length, uint32_t access);
-  Status invalidate_key(Qp& q, uint32_t key, bool remote);
+  // how: the event text's "by" (default "local invalidate" / "remote invalidate"; "read with invalidate")
+  // a type 2 window of a device whose profile has IB_DEVICE_MEM_WINDOW_TYPE_2A and not 2B: associated with a QP
+  // number only (IBA 10.6.7; kernel commit "IB/core: Add type 2 memory windows support": 2A QPN, 2B QPN and PD)
+  bool mw_type_2a(const Mw& w) const {
+    const uint64_t caps = profile_of(w.dev).device_cap_flags;
+    return w.type == MW_TYPE_2 && (caps & DEVICE_MEM_WINDOW_TYPE_2A) && !(caps & DEVICE_MEM_WINDOW_TYPE_2B);
+  }
+  Status invalidate_key(Qp& q, uint32_t key, bool remote, const char* how = nullptr);
   Status do_reg_mr_wr(Qp& q, Handle mr_h, uint32_t key, uint32_t access);
 
   // Called for every asynchronous event (CQ_ERR, QP_FATAL, SRQ_LIMIT_REACHED, ...), with the session lock held, whether

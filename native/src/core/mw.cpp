@@ -103,9 +103,9 @@ Status SessionImpl::do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mrh, uint
     if (zb) return fail(EINVAL, "bind: type 1 windows cannot be zero-based (o10-36.2.2)");
   } else {
     if (w.state != KeyState::Free) return fail(EINVAL, "bind: type 2 window must be FREE to bind (o10-37.2.30)");
-    Device& d = *dev(w.dev);
-    bool is_2a = (d.profile.device_cap_flags & DEVICE_MEM_WINDOW_TYPE_2A) != 0;
-    if (!is_2a && q.pd != w.pd) return fail(EINVAL, "bind: QP PD differs from the MW PD (C10-72)");
+    // type 2B (rxe, mlx5): the binding QP's PD must be the window's (C10-72, rxe_mw.c rxe_check_bind_mw); type 2A
+    // windows are associated with a QP number only, so a QP of another PD may bind them
+    if (!mw_type_2a(w) && q.pd != w.pd) return fail(EINVAL, "bind: QP PD differs from the MW PD (C10-72, type 2B)");
     if (!m || length == 0) return fail(EINVAL, "bind: type 2 windows need an MR and a non-zero length (o10-37.2.40)");
   }
   if (m) {
@@ -134,7 +134,8 @@ Status SessionImpl::do_bind_mw(Qp& q, Mw& w, uint32_t new_rkey, Handle mrh, uint
   return ok();
 }
 
-Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
+Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote, const char* how) {
+  const std::string by = how ? how : remote ? "remote invalidate" : "local invalidate";
   Device& d = *dev(q.dev);
   if ((key >> 8) > kMwIndexBase) {
     Mw* w = mw_by_key(q.dev, key);
@@ -142,9 +143,15 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
     if (w->rkey != key) return fail(EINVAL, "invalidate " + key_text(key) + ": key byte " + hex(key & 0xff, 2) + " != " + hex(w->rkey & 0xff, 2));
     if (w->state == KeyState::Invalid) return fail(EINVAL, "invalidate " + key_text(key) + ": MW is invalid");
     if (w->type == MW_TYPE_1) return fail(EINVAL, "invalidate " + key_text(key) + ": type 1 windows cannot be invalidated (o10-37.2.26)");
+    // type 2B is associated with a PD as well as a QP: the invalidating QP's PD must be the window's, as for MRs
+    // (rxe_invalidate_mw has no such check: profile flag invalidate_checks_pd off); type 2A has no PD association
+    if (!mw_type_2a(*w) && w->pd != q.pd) {
+      op_rule = "invalidateChecksPd";
+      if (d.profile.invalidate_checks_pd) return fail(EINVAL, "invalidate " + key_text(key) + ": PD mismatch (type 2B window)");
+    }
     if (w->mr) if (Mr* m = mr(w->mr)) m->bound_mws--;
     w->mr = 0; w->qp = 0; w->access = 0; w->addr = 0; w->length = 0; w->state = KeyState::Free;
-    if (capture) { auto& e = emit(EventKind::ObjectModified, w->dev, w->h, "mw", std::string(remote ? "remote" : "local") + " invalidate: MW " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
+    if (capture) { auto& e = emit(EventKind::ObjectModified, w->dev, w->h, "mw", by + ": MW " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
     return ok();
   }
   Mr* m = mr_by_key(q.dev, key);
@@ -159,7 +166,7 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote) {
   }
   // siw (iWARP profile) has no state check: invalidating a FREE STag succeeds; rxe does the same for MRs
   m->state = KeyState::Free;
-  if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", std::string(remote ? "remote" : "local") + " invalidate: MR " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
+  if (capture) { auto& e = emit(EventKind::ObjectModified, m->dev, m->h, "mr", by + ": MR " + key_text(key) + " free"); e.a = key; e.why(remote ? Change::RemoteInv : Change::LocalInv).state(KeyState::Free); }
   return ok();
 }
 
@@ -199,7 +206,8 @@ SessionImpl::RkeyResult SessionImpl::check_rkey(Qp& q, uint32_t rkey, uint64_t v
     if (!w) return bad("no MW with index " + hex(rkey >> 8));
     if (w->rkey != rkey) return bad("key byte " + hex(rkey & 0xff, 2) + " != " + hex(w->rkey & 0xff, 2));
     if (w->state != KeyState::Valid) return bad(std::string("MW is ") + key_state_name(w->state));
-    if (w->pd != q.pd) return bad("PD mismatch");
+    // type 1 and 2B windows: the requester's QP must be of the window's PD; 2A: associated with a QP number only
+    if (w->pd != q.pd && !mw_type_2a(*w)) return bad("PD mismatch");
     if (w->type == MW_TYPE_2 && w->qp != q.h) {
       Qp* bq = qp(w->qp);
       return bad("MW bound to QP " + hex(bq ? bq->qpn : 0) + ", request on QP " + hex(q.qpn));

@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "core/impl.h"
+#include "vl/decoders.h"
 
 namespace vl {
 
@@ -29,7 +30,12 @@ void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
   wire::Framing f = framing(src, dst, a.ip_id);
   wire::encode(p, f, a.pkt);
   if (capture) {
-    auto& e = emit(EventKind::PacketSent, src, 0, "packet", wire::opcode_name(p.opcode));
+    // the event text names an upper-layer payload a registered decoder claims (vl/decoders.h: "RC Send Only:
+    // NVMe Write CID 4 NSID 1 SLBA 0 NLB 8"); the typed fields stay the packet's own
+    decode::Input din; din.opcode = p.opcode; din.dest_qp = p.dest_qp; din.payload = p.payload; din.len = p.payload_len;
+    decode::Decoded dec;
+    auto& e = emit(EventKind::PacketSent, src, 0, "packet",
+                   decode::decode_payload(din, dec) ? std::string(wire::opcode_name(p.opcode)) + ": " + dec.summary : wire::opcode_name(p.opcode));
     e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = dst;
     e.pkt = a.pkt;
     pcap.push_back({now, src, dst, a.ip_id, a.pkt});

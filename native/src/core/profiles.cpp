@@ -29,6 +29,7 @@ const std::vector<Profile>& builtin_profiles() {
     rxe.error_wc_not_solicited = true; rxe.rereg_pd_access_only = true; rxe.round_queue_depths = true;
     rxe.wc_flags_rxe = true; rxe.dereg_bound_mr_errno = EINVAL; rxe.local_key_error_status = WC_LOC_QP_OP_ERR;
     rxe.recv_too_small_is_malformed = true; rxe.invalidate_checks_pd = false; rxe.reg_mr_wr_checks_access = false;
+    rxe.read_with_inv_loc_qp_op_err = true;
     v.push_back(rxe);
 
     Profile cx;
@@ -50,6 +51,14 @@ const std::vector<Profile>& builtin_profiles() {
     cx.notify_reports_missed = false;   // mlx5_ib_arm_cq: 0; the arm over unpolled CQEs fires (modelled)
     cx.key_byte_policy = "increment";
     v.push_back(cx);
+
+    // Modelled, not a product: no Linux driver advertises IB_DEVICE_MEM_WINDOW_TYPE_2A (rxe, mlx4 and mlx5 give 2B).
+    // The cx profile with the other flavour of type 2 window, to show what the IBA's 2A / 2B difference does.
+    Profile a2 = cx;
+    a2.name = "ib2a";
+    a2.description = "Modelled (no driver advertises it): the cx profile with MW type 2A, windows associated with a QP number only";
+    a2.device_cap_flags = (cx.device_cap_flags & ~uint64_t(DEVICE_MEM_WINDOW_TYPE_2B)) | DEVICE_MEM_WINDOW_TYPE_2A;
+    v.push_back(a2);
 
     Profile iw;
     iw.name = "iwarp";

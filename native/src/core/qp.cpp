@@ -348,6 +348,7 @@ static const char* wr_name(uint32_t op) {
     case WR_LOCAL_INV: return "IBV_WR_LOCAL_INV";
     case WR_BIND_MW: return "IBV_WR_BIND_MW";
     case WR_SEND_WITH_INV: return "IBV_WR_SEND_WITH_INV";
+    case WR_RDMA_READ_WITH_INV: return "IB_WR_RDMA_READ_WITH_INV";
     case WR_REG_MR: return "IB_WR_REG_MR";
   }
   return "unknown";
@@ -373,11 +374,16 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
   for (size_t i = 0; i < wrs.size(); i++) {
     const SendWr& w = wrs[i];
     uint32_t op = w.opcode;
-    bool known = op <= WR_SEND_WITH_INV || op == WR_REG_MR;
+    bool known = op <= WR_SEND_WITH_INV || op == WR_RDMA_READ_WITH_INV || op == WR_REG_MR;
     if (!known) return bad(i, EINVAL, ".opcode: unknown opcode " + std::to_string(op));
-    bool valid_type = type == QPT_RC || (type == QPT_UC && op != WR_RDMA_READ && op != WR_ATOMIC_CMP_AND_SWP && op != WR_ATOMIC_FETCH_AND_ADD) ||
+    const bool read = op == WR_RDMA_READ || op == WR_RDMA_READ_WITH_INV;
+    bool valid_type = type == QPT_RC || (type == QPT_UC && !read && op != WR_ATOMIC_CMP_AND_SWP && op != WR_ATOMIC_FETCH_AND_ADD) ||
                       (type == QPT_UD && (op == WR_SEND || op == WR_SEND_WITH_IMM));
     if (!valid_type) return bad(i, EINVAL, std::string(".opcode: ") + wr_name(op) + " is not valid on a " + type_name(type) + " QP");
+    // RDMA READ with invalidate is iWARP's (core rw.c uses it where rdma_cap_read_inv(), i.e. rdma_protocol_iwarp);
+    // rxe takes it at post time and fails it in the requester (profile flag read_with_inv_loc_qp_op_err)
+    if (op == WR_RDMA_READ_WITH_INV && !pr.read_with_inv && !pr.read_with_inv_loc_qp_op_err)
+      return bad(i, EINVAL, ".opcode: IB_WR_RDMA_READ_WITH_INV is iWARP only (rdma_cap_read_inv); " + pr.name + " has no such work request");
     if ((op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) && pr.atomic_cap == ATOMIC_NONE)
       return bad(i, EOPNOTSUPP, std::string(".opcode: ") + wr_name(op) + " needs atomic_cap, device has IBV_ATOMIC_NONE");
     if ((op == WR_LOCAL_INV || op == WR_SEND_WITH_INV || op == WR_REG_MR) && !(pr.device_cap_flags & DEVICE_MEM_MGT_EXTENSIONS))
@@ -411,8 +417,11 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
       }
       len = e.wr.inline_data.size();
     }
-    if (op == WR_RDMA_READ && pr.transport == "iWARP" && w.sg_list.size() > 1)
+    if (read && pr.transport == "iWARP" && w.sg_list.size() > 1)
       return bad(i, EINVAL, ".sg_list: iWARP RDMA READ places data into one sink STag (one SGE)");
+    // the sink STag it invalidates is the one SGE's lkey (siw_qp_rx.c siw_rdmap_complete, iw_cxgb4 post_send)
+    if (op == WR_RDMA_READ_WITH_INV && pr.read_with_inv && w.sg_list.size() != 1)
+      return bad(i, EINVAL, ".sg_list: IB_WR_RDMA_READ_WITH_INV needs one SGE, the sink whose lkey it invalidates");
     if (op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) {
       if (w.sg_list.size() != 1 || w.sg_list[0].length < 8) return bad(i, EINVAL, ".sg_list: atomics need one SGE of at least 8 bytes");
       if (w.remote_addr & 7) return bad(i, EINVAL, ".remote_addr: atomic target " + hex(w.remote_addr) + " is not 8-byte aligned");

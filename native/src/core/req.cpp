@@ -9,7 +9,8 @@ using namespace wire;
 static constexpr uint32_t kMaxUnackedPsns = 128;   // rxe RXE_MAX_UNACKED_PSNS
 static constexpr uint32_t kMaxPktPerAck = 64;      // rxe RXE_MAX_PKT_PER_ACK
 
-static bool is_read_or_atomic(uint32_t op) { return op == WR_RDMA_READ || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD; }
+static bool is_read(uint32_t op) { return op == WR_RDMA_READ || op == WR_RDMA_READ_WITH_INV; }
+static bool is_read_or_atomic(uint32_t op) { return is_read(op) || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD; }
 
 // rxe_req.c rxe_wqe_is_fenced (upstream since the 2022 fencing fix). IBA 10.8.3.3: a WR with the fence indicator
 // does not start until every earlier RDMA READ and atomic has completed (earlier SENDs / WRITEs do not hold it).
@@ -68,6 +69,18 @@ void SessionImpl::req_run(Qp& q) {
   if (w.state == WqeState::Posted && q.req_offset == 0) {
     if (q.state == QPS_SQD) return;                // drained: start nothing new
     if (fenced(q, w)) return;                      // comp_drain reschedules the requester as WQEs complete
+  }
+  // rxe_req.c rxe_requester: next_opcode has no packet opcode for IB_WR_RDMA_READ_WITH_INV (-EINVAL), so the WQE
+  // fails with IBV_WC_LOC_QP_OP_ERR (profile flag read_with_inv_loc_qp_op_err; the others refused it at post time)
+  if (op == WR_RDMA_READ_WITH_INV && !profile_of(q.dev).read_with_inv) {
+    if (capture) {
+      auto& e = emit(EventKind::WqeStarted, q.dev, q.h, "qp", "IB_WR_RDMA_READ_WITH_INV: no packet opcode on a non-iWARP device");
+      e.a = w.wr.wr_id; e.b = op;
+    }
+    w.state = WqeState::Error; w.status = WC_LOC_QP_OP_ERR; w.rule = "readWithInvLocQpOpErr";
+    q.req_idx++; q.req_offset = 0;
+    comp_drain(q);
+    return;
   }
   // ---- local operations: no packets, complete in SQ order
   if (w.local) {
@@ -148,7 +161,9 @@ void SessionImpl::req_run(Qp& q) {
   p.dest_qp = q.attr.dest_qp_num;
   p.psn = q.req_psn;
   const Handle dst = q.attr.dest_device;
-  if (op == WR_RDMA_READ) {
+  if (is_read(op)) {
+    // READ with invalidate sends an ordinary RDMA Read Request (RFC 5040 has no other one: siw_qp_tx.c builds
+    // RDMAP_RDMA_READ_REQ for SIW_OP_READ_LOCAL_INV); the invalidation is the requester's, at completion (comp.cpp)
     p.opcode = RC_RDMA_READ_REQUEST;
     p.reth_va = w.wr.remote_addr + q.req_offset; p.reth_rkey = w.wr.rkey;
     p.reth_dmalen = static_cast<uint32_t>(w.length - q.req_offset);
@@ -235,7 +250,7 @@ void SessionImpl::req_retry(Qp& q, uint32_t from_psn) {
   uint32_t psn = from_psn;
   if (psn_cmp(psn, w.first_psn) < 0 || psn_cmp(psn, w.last_psn) > 0) psn = w.first_psn;
   uint64_t off = uint64_t(psn_cmp(psn, w.first_psn) >> 8) * mtu;
-  if (w.wr.opcode == WR_RDMA_READ) off = w.resp_offset, psn = psn_add(w.first_psn, static_cast<uint32_t>(w.resp_offset / mtu));
+  if (is_read(w.wr.opcode)) off = w.resp_offset, psn = psn_add(w.first_psn, static_cast<uint32_t>(w.resp_offset / mtu));
   if (w.wr.opcode == WR_ATOMIC_CMP_AND_SWP || w.wr.opcode == WR_ATOMIC_FETCH_AND_ADD) off = 0, psn = w.first_psn;
   size_t end = std::min(q.sq.size(), q.req_idx + 1);
   for (size_t i = k; i < end; i++)

@@ -2,12 +2,13 @@
 // fresh session with the lab's devices), "Do it" (lab.step: the host runs the step's commands, journaled and recorded
 // like anything typed in another panel; earlier steps first), a step turning green when every expectation of its
 // commands and check held (lab.status), and "Why": the rule and its public source. Replies are typed by the
-// command descriptors (ResultOf<'lab.…'>).
-// Not built yet: a step done by hand in the other panels is not detected (only "Do it" runs and checks a step).
+// command descriptors (ResultOf<'lab.…'>). A step done by hand in the other panels turns green too: the host watches
+// the event stream for the outcome the step expects (app/scenario/lab-watch.ts); the panel asks for the status again
+// as the device's events arrive (at most twice a second).
 import { useCallback, useEffect, useState } from 'react';
 import type { Lab } from '../../../app/protocol/lab.ts';
 import type { ResultOf } from '../../../app/protocol/index.ts';
-import { useConsoleStore } from '../store/context.tsx';
+import { useConsole, useConsoleStore, useSampled } from '../store/context.tsx';
 import { ErrorMessage, Pending, Section } from '../components/ui.tsx';
 
 type Summary = ResultOf<'lab.list'>['labs'][number];
@@ -23,7 +24,10 @@ export function LabsPanel() {
   const store = useConsoleStore();
   const exec = useCallback(<T,>(form: string, command: unknown) => store.getState().exec(form, command).then((r) => (r ? (r.result as T) : null)), [store]);
   const [labs, setLabs] = useState<Summary[] | null>(null);
-  const [open, setOpen] = useState<string | null>(null);
+  // the open lab is kept in the store's form fields: it stays open while the person works in the other panels
+  const open = useConsole((s) => (s.forms.labs?.open as string | undefined) ?? null);
+  const setForm = useConsole((s) => s.setFormField);
+  const setOpen = useCallback((id: string) => setForm('labs', 'open', id), [setForm]);
   const [lab, setLab] = useState<Lab | null>(null);
   const [status, setStatus] = useState<Status | null>(null);
   const [why, setWhy] = useState<Record<string, boolean>>({});
@@ -34,6 +38,15 @@ export function LabsPanel() {
     void exec<ResultOf<'lab.get'>>('lab.get', { cmd: 'lab.get', args: { id: open } }).then((r) => setLab(r ? (r.lab as unknown as Lab) : null));
     void exec<Status>('lab.status', { cmd: 'lab.status', args: { id: open } }).then((r) => setStatus(r));
   }, [exec, open]);
+
+  // events arrived (whoever caused them): the host may now see a step done by hand
+  const eventsVersion = useSampled(useConsole((s) => s.versions.events), 500);
+  const started = !!status?.started;
+  useEffect(() => {
+    if (!open || !started) return;
+    void store.getState().exec('lab.status', { cmd: 'lab.status', args: { id: open } })
+      .then((r) => { if (r) setStatus(r.result as Status); });
+  }, [store, open, started, eventsVersion]);
 
   const start = async () => { if (open) setStatus(await exec<Status>('lab.start', { cmd: 'lab.start', args: { id: open } })); };
   const doStep = async (step: string) => {
@@ -68,7 +81,8 @@ export function LabsPanel() {
           <p className="muted small">
             Start opens a fresh session with the lab&apos;s devices ({lab.devices.map((d) => `${d.name}: ${d.profile}`).join(', ')}). &quot;Do it&quot; runs a step&apos;s
             commands through the backend host (earlier steps first); the step turns green when every expectation of its commands and of its check held.
-            Doing a step by hand in the other panels is not detected yet.
+            A step done by hand in the other panels turns green when the outcome it expects (its completions, packets and key states; &quot;by hand&quot;
+            below) is seen in the device&apos;s events after the previous such step; a setup step (objects only) cannot be seen that way.
           </p>
           <ErrorMessage form="lab.start" />
           <ErrorMessage form="lab.step" />
@@ -86,6 +100,7 @@ export function LabsPanel() {
                         <span className="lab-badge" aria-label={state === 'holds' ? 'holds' : state === 'failed' ? 'failed' : 'not done'}>{state === 'holds' ? '✓' : state === 'failed' ? '✗' : '○'}</span>
                         <strong>{st.title}</strong>
                         <button type="button" data-testid={`lab-do-${st.id}`} disabled={!status?.started} onClick={() => void doStep(st.id)}>Do it</button>
+                        {s?.byHand ? <span className="small muted lab-by-hand" data-testid={`lab-by-hand-${st.id}`}>done by hand</span> : null}
                         <button type="button" className="link" data-testid={`lab-why-${st.id}`} aria-expanded={!!why[st.id]} onClick={() => setWhy((w) => ({ ...w, [st.id]: !w[st.id] }))}>Why</button>
                       </div>
                       <p className="small">{st.text}</p>

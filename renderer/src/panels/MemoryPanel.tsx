@@ -220,6 +220,9 @@ function MwForms() {
   const allocProblem = !pds.length ? 'allocate a PD first' : commandProblem({ cmd: 'mw.alloc', args: { pd: pdH, type } });
   const bindProblem = !w ? 'allocate a type 1 memory window first' : !m ? 'register an MR first' : !q ? 'create a QP first (binds are posted on a QP)'
     : Number.isNaN(o) || Number.isNaN(l) ? 'offset/length: numbers' : commandProblem({ cmd: 'mw.bind', args: bindArgs });
+  // ibv_mw_type has one IBV_MW_TYPE_2: whether it is the IBA's 2A or 2B is the device's (device_cap_flags)
+  const pdDev = devices.find((x) => x.handle === pds.find((p) => p.handle === pdH)?.device);
+  const flavour = pdDev?.capNames.includes('IBV_DEVICE_MEM_WINDOW_TYPE_2B') ? '2B' : pdDev?.capNames.includes('IBV_DEVICE_MEM_WINDOW_TYPE_2A') ? '2A' : null;
   const toggle = (n: string) => setAccess((a) => (a.includes(n) ? a.filter((x) => x !== n) : [...a, n]));
   return (
     <div className="stack">
@@ -229,6 +232,10 @@ function MwForms() {
         <Field label="Type"><select data-testid="mw-type" value={type} onChange={(e) => setType(e.target.value as typeof type)}>
           <option value="IBV_MW_TYPE_1">IBV_MW_TYPE_1</option><option value="IBV_MW_TYPE_2">IBV_MW_TYPE_2</option></select></Field>
         <button type="submit" data-testid="alloc-mw" disabled={!!allocProblem}>Allocate MW (mw.alloc)</button>
+        {pdDev && type === 'IBV_MW_TYPE_2' && <p className="muted small" data-testid="mw-type2-flavour">{flavour === '2B'
+          ? `${pdDev.name} gives type 2B windows (IBV_DEVICE_MEM_WINDOW_TYPE_2B): associated with the binding QP and the window's PD; the QP that binds it must be of that PD (C10-72).`
+          : flavour === '2A' ? `${pdDev.name} gives type 2A windows (IBV_DEVICE_MEM_WINDOW_TYPE_2A, modelled profile): associated with the binding QP's number only; a QP of another PD may bind it.`
+          : `${pdDev.name} advertises no type 2 windows.`}</p>}
         <ErrorMessage form="mw.alloc" local={allocProblem} touched={false} />
       </form>
       <form className="form" aria-label="bind memory window" onSubmit={(e) => { e.preventDefault(); if (!bindProblem) void bind(bindArgs); }}>

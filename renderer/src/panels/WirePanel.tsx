@@ -17,6 +17,9 @@ const WIDTHS = [7, 15, 8, 8, 30, 9, 2, 28];
 const HEAD = textCols(['#', 'time', 'src QPN', 'dst QPN', 'opcode', 'PSN', 'A', 'AETH', 'len'], WIDTHS);
 /** device 0 on a packet is the remote host: the device was on the network (UDP transport) */
 const REMOTE = 'remote host (UDP)';
+/** what the device's wire model is for an iwarp-profile device: said wherever its packets are shown */
+const IWARP_MODELLED = 'iWARP in modelled RoCEv2 framing: a real iWARP NIC sends RDMAP over DDP over MPA over TCP (RFC 5040/5041/5044); '
+  + 'an RDMA READ with invalidate is an ordinary Read Request on that wire too (the requester invalidates its sink itself)';
 /** received from a remote host: this session's only record of that packet, so it is listed like a sent one */
 const fromRemote = (p: PacketRow) => p.event === 'received' && p.peer === 0;
 
@@ -62,8 +65,10 @@ function Decoded({ p }: { p: PacketRow | undefined }) {
   if (!p) return <p className="muted">Select a packet.</p>;
   const name = (d: number) => (d === 0 && p.peer === 0 ? REMOTE : devices.find((x) => x.handle === d)?.name ?? `device ${d}`);
   const e = ends(p);
+  const iwarp = [e.from, e.to].some((d) => devices.find((x) => x.handle === d)?.transport === 'iWARP');
   return (
     <div data-testid="packet-detail">
+      {iwarp && <p className="small muted" data-testid="packet-iwarp-modelled">{IWARP_MODELLED}.</p>}
       <p><strong>{p.opName}</strong> <span className="muted">{e.from || p.peer === 0 ? name(e.from) : '?'} → {e.to || p.peer === 0 ? name(e.to) : '?'}, {p.event} at {fmtT(p.t)} (event #{p.seq})</span></p>
       {p.text && p.text !== p.opName && <p>{p.text}</p>}
       <table className="table compact mono"><tbody>
@@ -193,6 +198,8 @@ export function WirePanel() {
         <span className="muted small" data-testid="pcap-saved">{saved}</span>
       </>}>
         <ErrorMessage form="pcap.get" />
+        {devices.some((d) => d.transport === 'iWARP') && <p className="muted small" data-testid="wire-iwarp-note">
+          {devices.filter((d) => d.transport === 'iWARP').map((d) => d.name).join(', ')}: {IWARP_MODELLED}. tshark decodes these packets as InfiniBand.</p>}
         {onNet.length > 0 && <p className="muted small" data-testid="wire-net-note">{onNet.map((d) => d.name).join(', ')} on the network: packets to and from the remote host are the real datagrams (device 0 = {REMOTE}).</p>}
         {rows.length === 0 ? <p className="muted" data-testid="no-packets">No packets yet: post a send and run the engine.</p>
           : <PacketList rows={rows} selected={selIdx !== null && selIdx >= 0 ? selIdx : null} onSelect={(i) => { setFollow(false); setLadderFollow(false); select(i < rows.length ? rows.at(i).id : null); }} follow={follow} onUnfollow={() => setFollow(false)} />}

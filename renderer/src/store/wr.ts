@@ -25,6 +25,9 @@ export const WR_FIELDS: Record<SendWr['opcode'], readonly WrField[]> = {
   IBV_WR_LOCAL_INV: ['invalidate'],
   IBV_WR_BIND_MW: ['bind'],
   IBV_WR_SEND_WITH_INV: ['sg', 'invalidate'],
+  // kernel-only, iWARP: a READ whose sink SGE's lkey the requester invalidates at completion (no invalidate field:
+  // siw and iw_cxgb4 invalidate sg_list[0].lkey)
+  IB_WR_RDMA_READ_WITH_INV: ['sg', 'remote'],
   IB_WR_REG_MR: ['reg'],
 };
 
