@@ -11,8 +11,9 @@ const cfg = { ...DEFAULT_FABRIC, queueDepth: 32, blocks: 2048 };
 const dev = (name: string) => { const r = x.exec({ cmd: 'device.create', args: { profile: 'rxe', name } }); if (!r.ok) throw new Error(r.error.message); return (r.result as { device: number }).device; };
 const CC_ENABLE = BigInt(CC.EN | (6 << CC.IOSQES_SHIFT) | (4 << CC.IOCQES_SHIFT));
 
+function q(qid: number, depth: number) { const r = f.addQueue(qid, depth); if (!('host' in r)) throw new Error('rejected'); return r; }
 function connectAdmin() {
-  f.addQueue(0, 32);
+  q(0, 32);
   return f.run(0, { op: 'connect', qid: 0, sqsize: 31, kato: 5000, subnqn: cfg.subnqn, hostnqn: cfg.hostnqn }).done!;
 }
 function enable() {
@@ -53,7 +54,7 @@ describe('admin queue', () => {
     connectAdmin();
     const ka = f.run(0, { op: 'keep-alive' }).done!;
     expect([ka.cqe.sct, ka.cqe.sc, ka.cqe.dnr]).toEqual([Sct.GENERIC, Sc.CMD_SEQ_ERROR, true]);
-    f.addQueue(1, 8);
+    q(1, 8);
     const bad = f.run(1, { op: 'connect', qid: 1, sqsize: 7, kato: 0, cntlid: 1, subnqn: 'nqn.wrong', hostnqn: cfg.hostnqn }).done!;
     expect([bad.cqe.sct, bad.cqe.sc, bad.cqe.dnr, bad.cqe.dw0]).toEqual([Sct.COMMAND_SPECIFIC, Sc.CONNECT_INVALID_PARAM, true, 0x10100]);
   });
@@ -62,7 +63,7 @@ describe('admin queue', () => {
 describe('I/O queue', () => {
   function ioQueue() {
     connectAdmin(); enable();
-    f.addQueue(1, 32);
+    q(1, 32);
     const c = f.run(1, { op: 'connect', qid: 1, sqsize: 31, kato: 0, cntlid: 1, subnqn: cfg.subnqn, hostnqn: cfg.hostnqn }).done!;
     expect(c.cqe.status).toBe(0);
   }
@@ -101,7 +102,7 @@ describe('I/O queue', () => {
 
   it('an I/O capsule on a queue before its Connect: Invalid Opcode, DNR', () => {
     connectAdmin(); enable();
-    f.addQueue(1, 8);
+    q(1, 8);
     const d = f.run(1, { op: 'read', nsid: 1, slba: 0n, nlb: 1, sgl: 'keyed' }).done!;
     expect([d.cqe.sct, d.cqe.sc, d.cqe.dnr]).toEqual([0, Sc.INVALID_OPCODE, true]);
   });
@@ -117,7 +118,7 @@ describe('I/O queue', () => {
 describe('verification can fail', () => {
   it('a byte changed behind the host\'s back in the namespace makes the READ a mismatch', () => {
     connectAdmin(); enable();
-    f.addQueue(1, 8);
+    q(1, 8);
     f.run(1, { op: 'connect', qid: 1, sqsize: 7, kato: 0, cntlid: 1, subnqn: cfg.subnqn, hostnqn: cfg.hostnqn });
     f.run(1, { op: 'write', nsid: 1, slba: 4n, nlb: 1, sgl: 'keyed' });
     const b = f.ns.read(4n, 1); b[100] ^= 1; f.ns.write(4n, b);
@@ -125,5 +126,16 @@ describe('verification can fail', () => {
     expect(r.cqe.status).toBe(0);
     expect(r.verified).toBe(false);
     expect(f.host.counters.mismatches).toBe(1);
+  });
+});
+
+describe('RDMA CM private data', () => {
+  it('an admin queue asking for more than NVME_AQ_DEPTH entries is rejected with INVALID_HSQSIZE; a good one gets CRQSIZE', () => {
+    const bad = f.addQueue(0, 64);
+    expect(bad).toEqual({ rejected: 4, messages: ['REQ', 'REJ'] });
+    const good = f.addQueue(0, 32);
+    expect('host' in good && good.cm.messages).toEqual(['REQ', 'REP', 'RTU']);
+    expect('host' in good && good.cm.active.rep?.crqsize).toBe(32);
+    expect('host' in good && good.cm.passive.state).toBe('ESTABLISHED');
   });
 });

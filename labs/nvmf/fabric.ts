@@ -3,6 +3,7 @@
 // commands, same packets). A queue is an RC QP pair; the RDMA CM exchange that sets it up is computed by cm.ts
 // (the private data both sides would carry) while the QPs are connected by the device's qp.connect.
 import type { NativeExecutor } from '../../app/host/executor.ts';
+import { CmActive, CmPassive, type CmPath } from './cm-agent.ts';
 import { FlowLog } from './flow.ts';
 import { HostDriver, type Done, type HostCommand, type HostFault, type HostQueue } from './initiator.ts';
 import { MemNamespace } from './namespace.ts';
@@ -11,7 +12,15 @@ import { DEFAULT_TARGET, SoftTarget, must, type TargetConfig, type TargetQueue }
 export interface FabricConfig extends TargetConfig { lbaSize: number; blocks: number; nsid: number; hostnqn: string }
 export const DEFAULT_FABRIC: FabricConfig = { ...DEFAULT_TARGET, lbaSize: 512, blocks: 8192, nsid: 1, hostnqn: 'nqn.2014-08.org.nvmexpress:uuid:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' };
 
-export interface QueuePair { qid: number; host: HostQueue; target: TargetQueue }
+export interface QueuePair { qid: number; host: HostQueue; target: TargetQueue; cm: { active: CmActive; passive: CmPassive; messages: string[] } }
+
+/** a device's CM identity: node GUID, the IPv4 address of its IPv4-mapped RoCEv2 GID */
+function pathOf(x: NativeExecutor, dev: number, qpn: number, port: number): CmPath {
+  const d = x.deviceInfo(dev)!;
+  const g = d.gids.find((y) => y.gid.startsWith('0000:0000:0000:0000:0000:ffff:'))?.gid.slice(30).replace(':', '') ?? '00000000';
+  const ip = [0, 2, 4, 6].map((i) => parseInt(g.slice(i, i + 2), 16)).join('.');
+  return { guid: BigInt(`0x${d.nodeGuid}`), qpn, psn: 0, ip, port };
+}
 
 export class NvmfFabric {
   readonly flow: FlowLog;
@@ -32,18 +41,32 @@ export class NvmfFabric {
     this.host = new HostDriver(s, hostDev, hpd, hcq, cfg.lbaSize, cfg.blocks, cfg.maxIo, cfg.inlineSize, this.flow);
   }
 
-  /** The QP pair of a queue (what rdma_connect / rdma_accept leave behind): RC QPs in RTS, receives posted. */
-  addQueue(qid: number, depth: number): QueuePair {
-    if (this.pairs.has(qid)) throw new Error(`queue ${qid} exists`);
+  /** A queue through the RDMA CM exchange (rdma_connect / rdma_accept): the host's REQ with the NVMe/RDMA private
+   *  data (HRQSIZE, HSQSIZE), the target's REP (CRQSIZE) or REJ, the RTU; on accept the RC QPs go to RTS and both
+   *  sides post their receives. The MADs are built and parsed by cm.ts; they are handed between the agents here,
+   *  not carried on the device's wire (the device has no QP1 yet). */
+  addQueue(qid: number, depth: number, hsqsize = depth - 1): QueuePair | { rejected: number; messages: string[] } {
+    if (this.pairs.has(qid)) throw new FabricError('EEXIST', `queue ${qid} exists`);
+    const seq = this.pairs.size + this.rejects + 1;
     const h = this.host.addQueue(qid, depth), t = this.target.addQueue();
-    const r = this.x.exec({ cmd: 'qp.connect', args: { qp: h.qp, peer: t.qp } });
+    const active = new CmActive(seq, pathOf(this.x, this.hostDev, h.qpNum, 0xa800 + seq), pathOf(this.x, this.targetDev, t.qpNum, 4420).ip, { recfmt: 0, qid, hrqsize: depth, hsqsize, cntlid: 0 });
+    const passive = new CmPassive(pathOf(this.x, this.targetDev, t.qpNum, 4420), this.cfg.queueDepth);
+    const messages = ['REQ'];
+    const ans = passive.onReq(active.req(), seq);
+    messages.push(ans.accepted ? 'REP' : 'REJ');
+    const back = active.onReply(ans.reply);
+    if (!ans.accepted || !back.rtu) { this.rejects++; return { rejected: back.rejectSts ?? ans.rejectSts ?? 0, messages }; }
+    const r = this.x.exec({ cmd: 'qp.connect', args: { qp: h.qp, peer: t.qp, pathMtu: 'IBV_MTU_1024', access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE', 'IBV_ACCESS_REMOTE_READ'] } });
     if (!r.ok) throw new Error(`qp.connect: ${r.error.code} ${r.error.message}`);
+    passive.onRtu(back.rtu);
+    messages.push('RTU');
     this.host.postReceives(h);
     this.target.postReceives(t);
-    const p = { qid, host: h, target: t };
+    const p = { qid, host: h, target: t, cm: { active, passive, messages } };
     this.pairs.set(qid, p);
     return p;
   }
+  private rejects = 0;
 
   /** Run the engine until nothing moves: after every step both agents poll and act. */
   pump(maxSteps = 1_000_000): number {

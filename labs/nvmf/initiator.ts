@@ -47,7 +47,7 @@ export interface Done {
 
 interface Pending { slot: number; cid: number; cmd: HostCommand; sent: boolean; cqe?: Done['cqe']; invalidated?: number; dataLen: number; key?: number }
 
-export interface HostQueue { index: number; qid: number; qp: number; qpNum: number; depth: number; base: bigint; lkey: number; rkey: number; pending: (Pending | null)[]; nextCid: number }
+export interface HostQueue { index: number; qid: number; qp: number; qpNum: number; depth: number; base: number; lkey: number; rkey: number; pending: (Pending | null)[]; nextCid: number }
 
 const K = { SEND: 1, RECV: 2, REG: 3 } as const;
 const wrIdOf = (q: number, kind: number, slot: number) => q * 0x1000000 + kind * 0x10000 + slot;
@@ -86,7 +86,7 @@ export class HostDriver {
     // one MR per queue's buffers; its rkey is what a 'keyed' SGL names (the Linux host's PD-wide key when
     // register_always is off)
     const mr = must(this.s.reg_mr(this.pd, buf.addr, len, acc), 'host reg_mr');
-    const q: HostQueue = { index: this.queues.length, qid, qp: qp.handle, qpNum: qp.qpNum, depth, base: BigInt(buf.addr), lkey: mr.lkey, rkey: mr.rkey, pending: new Array<Pending | null>(depth).fill(null), nextCid: 1 };
+    const q: HostQueue = { index: this.queues.length, qid, qp: qp.handle, qpNum: qp.qpNum, depth, base: Number(buf.addr), lkey: mr.lkey, rkey: mr.rkey, pending: new Array<Pending | null>(depth).fill(null), nextCid: 1 };
     this.queues.push(q);
     return q;
   }
@@ -96,9 +96,9 @@ export class HostDriver {
     if (r.err) throw new Error(`host post_recv: ${r.msg}`);
   }
 
-  private addr(q: HostQueue, slot: number, part: 'cmd' | 'rsp' | 'data'): bigint {
+  private addr(q: HostQueue, slot: number, part: 'cmd' | 'rsp' | 'data'): number {
     const off = slot * this.slotSize + (part === 'cmd' ? 0 : part === 'rsp' ? SQE_LEN + this.inlineSize : SQE_LEN + this.inlineSize + CQE_LEN);
-    return q.base + BigInt(off);
+    return q.base + off;
   }
 
   /** free slots of a queue */
@@ -118,7 +118,7 @@ export class HostDriver {
       let key = mr.rkey;
       if (mode === 'keyed-inv') key = this.fastReg(q, slot, dataAddr, len, mr.lkey, wrs);
       p.key = key;
-      return { kind: 'keyed', addr: dataAddr, length: fault.sglLength ?? len, key: fault.badKey ? (key ^ 0x80) >>> 0 : key, invalidate: mode === 'keyed-inv' };
+      return { kind: 'keyed', addr: BigInt(dataAddr), length: fault.sglLength ?? len, key: fault.badKey ? (key ^ 0x80) >>> 0 : key, invalidate: mode === 'keyed-inv' };
     };
     let sqe: Uint8Array, inline: Uint8Array | null = null;
     switch (cmd.op) {
@@ -164,7 +164,7 @@ export class HostDriver {
 
   /** nvme_rdma_map_sg_fr: a fast-registration MR over the slot's data, a fresh key byte per use (REG_MR before the
    *  capsule on the same QP: ordered). Returns the rkey the SGL names. */
-  private fastReg(q: HostQueue, slot: number, addr: bigint, len: number, lkey: number, wrs: Parameters<NativeSession['post_send']>[1]): number {
+  private fastReg(q: HostQueue, slot: number, addr: number, len: number, lkey: number, wrs: Parameters<NativeSession['post_send']>[1]): number {
     const k = `${q.index}:${slot}`;
     let m = this.frMrs.get(k);
     if (!m) {

@@ -67,3 +67,12 @@ export const RdmaCm = {
 } as const;
 /** The NVMe/RDMA service port (IANA 4420; the RDMA CM service ID of RDMA_PS_TCP port 4420 is 0x106 << 16 | 4420). */
 export const NVMF_PORT = 4420;
+
+/** Status names as include/linux/nvme.h spells them, keyed by SCT << 8 | SC (nvme.h folds the SCT in the same way). */
+export const STATUS_NAMES: Record<number, string> = {
+  0x000: 'NVME_SC_SUCCESS', 0x001: 'NVME_SC_INVALID_OPCODE', 0x002: 'NVME_SC_INVALID_FIELD', 0x004: 'NVME_SC_DATA_XFER_ERROR',
+  0x006: 'NVME_SC_INTERNAL', 0x00b: 'NVME_SC_INVALID_NS', 0x00c: 'NVME_SC_CMD_SEQ_ERROR', 0x00f: 'NVME_SC_SGL_INVALID_DATA',
+  0x011: 'NVME_SC_SGL_INVALID_TYPE', 0x016: 'NVME_SC_SGL_INVALID_OFFSET', 0x080: 'NVME_SC_LBA_RANGE',
+  0x182: 'NVME_SC_CONNECT_INVALID_PARAM', 0x184: 'NVME_SC_CONNECT_INVALID_HOST',
+};
+export function statusName(sct: number, sc: number): string { return STATUS_NAMES[(sct << 8) | sc] ?? `SCT ${sct} SC 0x${sc.toString(16).padStart(2, '0')}`; }

@@ -51,7 +51,7 @@ export interface TargetQueue {
   index: number; qp: number; qpNum: number;
   /** null until a Connect succeeds on it */
   qid: number | null; sqsize: number; sqhd: number;
-  base: bigint; lkey: number; reqs: (Req | null)[];
+  base: number; lkey: number; reqs: (Req | null)[];
 }
 
 export interface ControllerState { cntlid: number; hostnqn: string; cc: number; csts: number; kato: number; ioQueues: number[] }
@@ -78,7 +78,7 @@ export class SoftTarget {
     const qp = must(this.s.create_qp(this.pd, { sendCq: this.cq, recvCq: this.cq, qpType: 2, sqSigAll: false, cap: { maxSendWr: 3 * d + 2, maxRecvWr: d, maxSendSge: 1, maxRecvSge: 1, maxInlineData: 0 } }), 'target create_qp');
     const buf = must(this.s.alloc_buffer(d * this.slotSize), 'target buffer');
     const mr = must(this.s.reg_mr(this.pd, buf.addr, d * this.slotSize, 1 /* IBV_ACCESS_LOCAL_WRITE */), 'target reg_mr');
-    const q: TargetQueue = { index: this.queues.length, qp: qp.handle, qpNum: qp.qpNum, qid: null, sqsize: 0, sqhd: 0, base: BigInt(buf.addr), lkey: mr.lkey, reqs: new Array<Req | null>(d).fill(null) };
+    const q: TargetQueue = { index: this.queues.length, qp: qp.handle, qpNum: qp.qpNum, qid: null, sqsize: 0, sqhd: 0, base: Number(buf.addr), lkey: mr.lkey, reqs: new Array<Req | null>(d).fill(null) };
     this.queues.push(q);
     return q;
   }
@@ -90,9 +90,9 @@ export class SoftTarget {
     if (r.err) throw new Error(`target post_recv: ${r.msg}`);
   }
 
-  private addr(q: TargetQueue, slot: number, part: 'recv' | 'rsp' | 'data'): bigint {
+  private addr(q: TargetQueue, slot: number, part: 'recv' | 'rsp' | 'data'): number {
     const off = slot * this.slotSize + (part === 'recv' ? 0 : part === 'rsp' ? this.recvSize : this.recvSize + CQE_LEN);
-    return q.base + BigInt(off);
+    return q.base + off;
   }
 
   /** Every completion of the target's CQ polled now; returns how many. */
@@ -179,7 +179,7 @@ export class SoftTarget {
     }
     const r = this.s.post_send(q.qp, [{
       wrId: wrIdOf(q.index, K.READ, req.slot), opcode: WrOpcode.values.IBV_WR_RDMA_READ, sendFlags: SendFlag.values.IBV_SEND_SIGNALED,
-      sgList: [{ addr: this.addr(q, req.slot, 'data'), length: len, lkey: q.lkey }], remoteAddr: sgl.addr, rkey: sgl.key,
+      sgList: [{ addr: this.addr(q, req.slot, 'data'), length: len, lkey: q.lkey }], remoteAddr: u64(sgl.addr), rkey: sgl.key,
     }]);
     if (r.err) return this.respond(q, req, statusWord(Sct.GENERIC, Sc.INTERNAL, true));
     this.counters.rdmaReads++;
@@ -272,7 +272,7 @@ export class SoftTarget {
     this.s.write_memory(this.addr(q, req.slot, 'data'), bytes);
     const write = {
       wrId: wrIdOf(q.index, K.WRITE, req.slot), opcode: WrOpcode.values.IBV_WR_RDMA_WRITE,
-      sgList: [{ addr: this.addr(q, req.slot, 'data'), length: bytes.length, lkey: q.lkey }], remoteAddr: sgl.addr, rkey: sgl.key,
+      sgList: [{ addr: this.addr(q, req.slot, 'data'), length: bytes.length, lkey: q.lkey }], remoteAddr: u64(sgl.addr), rkey: sgl.key,
     };
     this.counters.rdmaWrites++;
     this.row(q, req.sqe.cid, 'TRANSFERRING_CONTROLLER_TO_HOST', 'IBV_WR_RDMA_WRITE', `${bytes.length} bytes, rkey 0x${sgl.key.toString(16)}`);
@@ -308,7 +308,7 @@ export class SoftTarget {
 
   private connect(q: TargetQueue, req: Req, data: Uint8Array): void {
     const c = parseConnectSqe(req.raw), d = parseConnectData(data);
-    const bad = (inData: boolean, off: number, sc = Sc.CONNECT_INVALID_PARAM) => this.executed(q, req, statusWord(Sct.COMMAND_SPECIFIC, sc, true), BigInt(ipoIattr(inData, off)));
+    const bad = (inData: boolean, off: number, sc: number = Sc.CONNECT_INVALID_PARAM) => this.executed(q, req, statusWord(Sct.COMMAND_SPECIFIC, sc, true), BigInt(ipoIattr(inData, off)));
     if (c.recfmt !== 0) return bad(false, ConnectSqe.RECFMT, Sc.CONNECT_INVALID_PARAM);
     if (d.subnqn !== this.cfg.subnqn) return bad(true, ConnectData.SUBNQN);
     if (this.cfg.allowHosts.length && !this.cfg.allowHosts.includes(d.hostnqn)) return bad(true, ConnectData.HOSTNQN, Sc.CONNECT_INVALID_HOST);
@@ -357,6 +357,9 @@ function nameOf(sqe: ParsedSqe, qid: number | null): string {
   if (qid === 0) return ({ 0x06: 'Identify', 0x09: 'Set Features', 0x18: 'Keep Alive', 0x02: 'Get Log Page' } as Record<number, string>)[sqe.opc] ?? `Admin 0x${sqe.opc.toString(16)}`;
   return ({ 0x00: 'Flush', 0x01: 'Write', 0x02: 'Read' } as Record<number, string>)[sqe.opc] ?? `I/O 0x${sqe.opc.toString(16)}`;
 }
+
+/** a 64-bit address as the native session takes it */
+const u64 = (v: bigint): number | string => (v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString());
 
 export function must<T>(r: { err: number; msg: string; value?: T }, what: string): T {
   if (r.err) throw new Error(`${what}: ${r.msg}`);
