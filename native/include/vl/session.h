@@ -93,6 +93,9 @@ struct QpCap { uint32_t max_send_wr = 16, max_recv_wr = 16, max_send_sge = 4, ma
 struct QpInitAttr {
   Handle pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
   uint32_t qp_type = QPT_RC; QpCap cap; bool sq_sig_all = false;
+  // kernel-only: the port's GSI QP, QP1 (what ib_mad creates with IB_QPT_GSI; the RDMA CM's MADs go through it).
+  // It has UD semantics; qp_type must be QPT_UD; one per device (EEXIST).
+  bool gsi = false;
 };
 struct QpAttr {                      // ibv_qp_attr subset; meaning of each field as in rdma-core
   uint32_t qp_state = QPS_RESET, cur_qp_state = QPS_RESET, path_mtu = MTU_1024, qp_access_flags = 0;
