@@ -16,6 +16,9 @@ export type CmState = 'IDLE' | 'REQ_SENT' | 'REQ_RCVD' | 'REP_SENT' | 'REP_RCVD'
 
 export interface CmPath { guid: bigint; qpn: number; psn: number; ip: string; port: number }
 
+/** an IPv4 address as its IPv4-mapped GID (::ffff:a.b.c.d), as RoCEv2 puts it in the CM REQ's path */
+export function gidOfIp(ip: string): Uint8Array { const g = new Uint8Array(16); g[10] = 0xff; g[11] = 0xff; ip.split('.').forEach((o, i) => { g[12 + i] = Number(o); }); return g; }
+
 const concat = (...p: Uint8Array[]) => { const o = new Uint8Array(p.reduce((n, x) => n + x.length, 0)); let at = 0; for (const x of p) { o.set(x, at); at += x.length; } return o; };
 
 export class CmActive {
@@ -39,7 +42,8 @@ export class CmActive {
         // nvme-rdma: responder_resources = max_qp_rd_atom, no initiator depth, flow control, retry counts 7
         responderResources: 128, initiatorDepth: 0, remoteCmResponseTimeout: 20, transportServiceType: 0, endToEndFlowControl: 1,
         startingPsn: this.me.psn, localCmResponseTimeout: 20, retryCount: 7, partitionKey: 0xffff, pathMtu: 3, rnrRetryCount: 7,
-        maxCmRetries: 15, primaryLocalLid: 0xffff, primaryRemoteLid: 0xffff, primaryHopLimit: 64, primaryLocalAckTimeout: 19,
+        maxCmRetries: 15, primaryLocalLid: 0xffff, primaryRemoteLid: 0xffff, primaryLocalGid: gidOfIp(this.me.ip), primaryRemoteGid: gidOfIp(this.peerIp),
+        primaryHopLimit: 64, primaryLocalAckTimeout: 19,
         privateData: pd,
       },
     });

@@ -4,6 +4,7 @@
 // (the private data both sides would carry) while the QPs are connected by the device's qp.connect.
 import type { NativeExecutor } from '../../app/host/executor.ts';
 import { CmActive, CmPassive, type CmPath } from './cm-agent.ts';
+import { CmWire } from './cm-wire.ts';
 import { FlowLog } from './flow.ts';
 import { HostDriver, type Done, type HostCommand, type HostFault, type HostQueue } from './initiator.ts';
 import { MemNamespace } from './namespace.ts';
@@ -39,12 +40,16 @@ export class NvmfFabric {
     const hcq = must(s.create_cq(hostDev, 4 * cfg.queueDepth * (cfg.maxIoQueues + 1), false), 'host create_cq');
     this.target = new SoftTarget(s, targetDev, tpd, tcq, this.ns, cfg, this.flow);
     this.host = new HostDriver(s, hostDev, hpd, hcq, cfg.lbaSize, cfg.blocks, cfg.maxIo, cfg.inlineSize, this.flow);
+    this.wire = new CmWire(s, hostDev, hpd, targetDev, tpd);
   }
+  /** the CM MADs' path: each device's QP1 */
+  readonly wire: CmWire;
 
   /** A queue through the RDMA CM exchange (rdma_connect / rdma_accept): the host's REQ with the NVMe/RDMA private
    *  data (HRQSIZE, HSQSIZE), the target's REP (CRQSIZE) or REJ, the RTU; on accept the RC QPs go to RTS and both
-   *  sides post their receives. The MADs are built and parsed by cm.ts; they are handed between the agents here,
-   *  not carried on the device's wire (the device has no QP1 yet). */
+   *  sides post their receives. The MADs are built and parsed by cm.ts and travel between the devices' QP1s as UD
+   *  SENDs (cm-wire.ts). Simplified: both RC QPs are moved to RTS by qp.connect once the REP is in (rdma_cm moves
+   *  the target's to RTR on REQ and to RTS on RTU). */
   addQueue(qid: number, depth: number, hsqsize = depth - 1): QueuePair | { rejected: number; messages: string[] } {
     if (this.pairs.has(qid)) throw new FabricError('EEXIST', `queue ${qid} exists`);
     const seq = this.pairs.size + this.rejects + 1;
@@ -52,13 +57,13 @@ export class NvmfFabric {
     const active = new CmActive(seq, pathOf(this.x, this.hostDev, h.qpNum, 0xa800 + seq), pathOf(this.x, this.targetDev, t.qpNum, 4420).ip, { recfmt: 0, qid, hrqsize: depth, hsqsize, cntlid: 0 });
     const passive = new CmPassive(pathOf(this.x, this.targetDev, t.qpNum, 4420), this.cfg.queueDepth);
     const messages = ['REQ'];
-    const ans = passive.onReq(active.req(), seq);
+    const ans = passive.onReq(this.wire.transfer(0, active.req()), seq);
     messages.push(ans.accepted ? 'REP' : 'REJ');
-    const back = active.onReply(ans.reply);
+    const back = active.onReply(this.wire.transfer(1, ans.reply));
     if (!ans.accepted || !back.rtu) { this.rejects++; return { rejected: back.rejectSts ?? ans.rejectSts ?? 0, messages }; }
     const r = this.x.exec({ cmd: 'qp.connect', args: { qp: h.qp, peer: t.qp, pathMtu: 'IBV_MTU_1024', access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE', 'IBV_ACCESS_REMOTE_READ'] } });
     if (!r.ok) throw new Error(`qp.connect: ${r.error.code} ${r.error.message}`);
-    passive.onRtu(back.rtu);
+    if (!passive.onRtu(this.wire.transfer(0, back.rtu))) throw new Error('CM: the target did not take the RTU');
     messages.push('RTU');
     this.host.postReceives(h);
     this.target.postReceives(t);
