@@ -66,6 +66,8 @@ async function bench(args) {
   if (r.status !== 0) { console.error(`verbslab bench: vl_bench exited with ${r.status ?? r.signal}`); return 1; }
   let data;
   try { data = JSON.parse(r.stdout); } catch { process.stdout.write(r.stdout); return json ? 1 : 0; }
+  // lab 4 (labs/nvmf/bench.ts): the NVMe-oF agents over the device, data verified
+  try { await build.buildAddon(); Object.assign(data, (await ts('labs/nvmf/bench.ts')).nvmfBench(1)); } catch (e) { data.nvmf = { skipped: `lab 4 bench failed: ${e.message}` }; }
   if (!noUi) Object.assign(data, await uiBench(build));
   if (json) { process.stdout.write(`${JSON.stringify(data)}\n`); return 0; }
   printFigures(data, '');
