@@ -61,6 +61,7 @@ export class NvmfFabric {
     messages.push(ans.accepted ? 'REP' : 'REJ');
     const back = active.onReply(this.wire.transfer(1, ans.reply));
     if (!ans.accepted || !back.rtu) { this.rejects++; return { rejected: back.rejectSts ?? ans.rejectSts ?? 0, messages }; }
+    t.cmQid = passive.nvme!.qid;
     const r = this.x.exec({ cmd: 'qp.connect', args: { qp: h.qp, peer: t.qp, pathMtu: 'IBV_MTU_1024', access: ['IBV_ACCESS_LOCAL_WRITE', 'IBV_ACCESS_REMOTE_WRITE', 'IBV_ACCESS_REMOTE_READ'] } });
     if (!r.ok) throw new Error(`qp.connect: ${r.error.code} ${r.error.message}`);
     if (!passive.onRtu(this.wire.transfer(0, back.rtu))) throw new Error('CM: the target did not take the RTU');

@@ -51,6 +51,8 @@ export interface TargetQueue {
   index: number; qp: number; qpNum: number;
   /** null until a Connect succeeds on it */
   qid: number | null; sqsize: number; sqhd: number;
+  /** the QID of the CM REQ's private data (nvmet's host_qid), known before the Fabrics Connect */
+  cmQid: number | null;
   base: number; lkey: number; reqs: (Req | null)[];
 }
 
@@ -78,7 +80,7 @@ export class SoftTarget {
     const qp = must(this.s.create_qp(this.pd, { sendCq: this.cq, recvCq: this.cq, qpType: 2, sqSigAll: false, cap: { maxSendWr: 3 * d + 2, maxRecvWr: d, maxSendSge: 1, maxRecvSge: 1, maxInlineData: 0 } }), 'target create_qp');
     const buf = must(this.s.alloc_buffer(d * this.slotSize), 'target buffer');
     const mr = must(this.s.reg_mr(this.pd, buf.addr, d * this.slotSize, 1 /* IBV_ACCESS_LOCAL_WRITE */), 'target reg_mr');
-    const q: TargetQueue = { index: this.queues.length, qp: qp.handle, qpNum: qp.qpNum, qid: null, sqsize: 0, sqhd: 0, base: Number(buf.addr), lkey: mr.lkey, reqs: new Array<Req | null>(d).fill(null) };
+    const q: TargetQueue = { index: this.queues.length, qp: qp.handle, qpNum: qp.qpNum, qid: null, cmQid: null, sqsize: 0, sqhd: 0, base: Number(buf.addr), lkey: mr.lkey, reqs: new Array<Req | null>(d).fill(null) };
     this.queues.push(q);
     return q;
   }
@@ -107,7 +109,7 @@ export class SoftTarget {
   }
 
   private row(q: TargetQueue, cid: number, stage: string, verb?: string, detail?: string): void {
-    this.flow.add({ qid: q.qid ?? -1, cid, owner: 'software', stage, ...(verb ? { verb } : {}), ...(detail ? { detail } : {}) });
+    this.flow.add({ qid: q.qid ?? q.cmQid ?? -1, cid, owner: 'software', stage, ...(verb ? { verb } : {}), ...(detail ? { detail } : {}) });
   }
 
   private onWc(wc: NWc): void {
