@@ -3,6 +3,7 @@
 // console's session, a READ's timeline stopped mid-command by the step slider (lab-nvmf-flow-mid-command.png) and the
 // controller and queues (lab-nvmf-setup.png).
 import fs from 'node:fs';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { openLab, panel, walkLab, type LabFile } from './helpers.ts';
 
@@ -28,5 +29,11 @@ test('lab 4 walks to green; the flow view shows a READ mid-command', async ({ pa
   await page.getByTestId('nvmf-step').fill(String(Math.floor(total / 2)));
   await expect(page.getByTestId('nvmf-timeline')).toContainText(`${Math.floor(total / 2)} of ${total} steps`);
   await page.getByTestId('nvmf-flow-view').screenshot({ path: 'e2e/screenshots/lab-nvmf-flow-mid-command.png' });
+  // the flow view with data on screen passes axe (WCAG 2 A/AA), in both themes
+  for (const theme of ['light', 'dark'] as const) {
+    if ((await page.locator('html').getAttribute('data-theme')) !== theme) await page.getByTestId('theme-toggle').click();
+    const r = await new AxeBuilder({ page }).include('[data-testid="lab-nvmf-tab"]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+    expect(r.violations.map((v) => `${theme} ${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`)).toEqual([]);
+  }
   expect(problems).toEqual([]);
 });
