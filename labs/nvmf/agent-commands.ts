@@ -52,7 +52,7 @@ export const nvmfAgentCommands = {
   /** the subsystem on the target device (one namespace, the temporary in-memory backend) and the host driver */
   'nvmf.setup': command({
     args: (h) => ({
-      target: h('device'), host: h('device'),
+      targetDevice: h('device'), hostDevice: h('device'),
       lbaSize: z.union([z.literal(512), z.literal(4096)]).default(512), blocks: z.number().int().min(8).max(131072).default(8192),
       queueDepth: z.number().int().min(2).max(128).default(32), inlineSize: z.number().int().min(0).max(16384).multipleOf(16).default(4096),
       maxIo: z.number().int().min(4096).max(1 << 20).default(128 * 1024), maxIoQueues: z.number().int().min(1).max(16).default(4),

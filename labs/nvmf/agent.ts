@@ -61,10 +61,10 @@ export const nvmfAgent = {
   setup(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.setup'>): Out<ResultOf<'nvmf.setup'>> {
     return guard(() => {
       if (fabrics.has(x.s)) return fail('EEXIST', 'nvmf: this session already has an NVMe-oF setup (session.reset for a new one)');
-      if (a.target === a.host) return fail('EINVAL', 'nvmf.setup: the target and the host are two devices', 'args.host');
-      for (const [k, d] of [['target', a.target], ['host', a.host]] as const) if (!x.deviceInfo(d)) return fail('ENOENT', `nvmf.setup: no device ${d}`, `args.${k}`);
+      if (a.targetDevice === a.hostDevice) return fail('EINVAL', 'nvmf.setup: the target and the host are two devices', 'args.hostDevice');
+      for (const [k, d] of [['targetDevice', a.targetDevice], ['hostDevice', a.hostDevice]] as const) if (!x.deviceInfo(d)) return fail('ENOENT', `nvmf.setup: no device ${d}`, `args.${k}`);
       if (a.maxIo % a.lbaSize) return fail('EINVAL', 'nvmf.setup: maxIo is a multiple of lbaSize', 'args.maxIo');
-      const f = new NvmfFabric(x, a.target, a.host, {
+      const f = new NvmfFabric(x, a.targetDevice, a.hostDevice, {
         ...DEFAULT_FABRIC, lbaSize: a.lbaSize, blocks: a.blocks, queueDepth: a.queueDepth, inlineSize: a.inlineSize, maxIo: a.maxIo,
         maxIoQueues: a.maxIoQueues, subnqn: a.subnqn ?? DEFAULT_FABRIC.subnqn, hostnqn: a.hostnqn ?? DEFAULT_FABRIC.hostnqn, allowHosts: a.allowHosts,
       });
