@@ -5,7 +5,7 @@
 import type { NativeSession } from '../../app/host/native.ts';
 import { SendFlag, WcStatus, WrOpcode } from '../../app/protocol/enums.ts';
 import { CM, MAD_LEN } from './cm.ts';
-import { must } from './target.ts';
+import { must } from './verbs.ts';
 
 const GRH = 40;
 const SLOTS = 8;

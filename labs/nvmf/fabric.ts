@@ -8,7 +8,8 @@ import { CmWire } from './cm-wire.ts';
 import { FlowLog } from './flow.ts';
 import { HostDriver, type Done, type HostCommand, type HostFault, type HostQueue } from './initiator.ts';
 import { MemNamespace } from './namespace.ts';
-import { DEFAULT_TARGET, SoftTarget, must, type TargetConfig, type TargetQueue } from './target.ts';
+import { DEFAULT_TARGET, SoftTarget, type TargetConfig, type TargetQueue } from './target.ts';
+import { must } from './verbs.ts';
 
 export interface FabricConfig extends TargetConfig { lbaSize: number; blocks: number; nsid: number; hostnqn: string }
 export const DEFAULT_FABRIC: FabricConfig = { ...DEFAULT_TARGET, lbaSize: 512, blocks: 8192, nsid: 1, hostnqn: 'nqn.2014-08.org.nvmexpress:uuid:0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' };

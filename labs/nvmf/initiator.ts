@@ -9,7 +9,7 @@ import {
   CQE_LEN, SQE_LEN, connectData, connectSqe, encodeSqe, parseCqe, propertyGetSqe, propertySetSqe, rwSqe, type Cqe, type Sgl,
 } from './capsule.ts';
 import type { FlowLog } from './flow.ts';
-import { must } from './target.ts';
+import { drainCq, must, splitWrId, wrIdOf } from './verbs.ts';
 import { AdminOpc, CNTLID_DYNAMIC, IoOpc } from './spec.ts';
 
 /** How a command's data is described. */
@@ -50,8 +50,6 @@ interface Pending { slot: number; cid: number; cmd: HostCommand; sent: boolean; 
 export interface HostQueue { index: number; qid: number; qp: number; qpNum: number; depth: number; base: number; lkey: number; rkey: number; pending: (Pending | null)[]; nextCid: number }
 
 const K = { SEND: 1, RECV: 2, REG: 3 } as const;
-const wrIdOf = (q: number, kind: number, slot: number) => q * 0x1000000 + kind * 0x10000 + slot;
-const splitWrId = (w: number) => ({ q: Math.floor(w / 0x1000000), kind: Math.floor(w / 0x10000) % 0x100, slot: w % 0x10000 });
 
 /** The pattern a WRITE carries: deterministic per (LBA, generation) so a READ knows what each block must hold. */
 export function blockPattern(lba: bigint, gen: number, lbaSize: number): Uint8Array {
@@ -180,15 +178,7 @@ export class HostDriver {
     return key;
   }
 
-  poll(): number {
-    let n = 0;
-    for (;;) {
-      const wcs = this.s.poll_cq(this.cq, 32);
-      for (const wc of wcs) this.onWc(wc);
-      n += wcs.length;
-      if (wcs.length < 32) return n;
-    }
-  }
+  poll(): number { return drainCq(this.s, this.cq, (wc) => this.onWc(wc)); }
 
   private onWc(wc: NWc): void {
     const { q: qi, kind, slot } = splitWrId(Number(wc.wrId));

@@ -11,6 +11,7 @@ import {
   type ParsedSqe, type Sgl,
 } from './capsule.ts';
 import type { FlowLog } from './flow.ts';
+import { drainCq, must, splitWrId, u64, wrIdOf } from './verbs.ts';
 import { buildIdentifyCtrl, buildIdentifyNs, buildNsList } from './identify.ts';
 import type { MemNamespace } from './namespace.ts';
 import {
@@ -40,10 +41,7 @@ export const DEFAULT_TARGET: TargetConfig = {
 const VS_1_3 = 0x00010300;
 const capFor = (depth: number): bigint => (1n << 43n) | (1n << 37n) | (15n << 24n) | BigInt(depth - 1);
 
-type Kind = 1 | 2 | 3 | 4;   // RECV, RDMA READ, RDMA WRITE, SEND
-const K = { RECV: 1, READ: 2, WRITE: 3, SEND: 4 } as const;
-const wrIdOf = (q: number, kind: Kind, slot: number) => q * 0x1000000 + kind * 0x10000 + slot;
-const splitWrId = (w: number) => ({ q: Math.floor(w / 0x1000000), kind: Math.floor(w / 0x10000) % 0x100, slot: w % 0x10000 });
+const K = { RECV: 1, READ: 2, WRITE: 3, SEND: 4 } as const;   // the kinds of wr_id (verbs.ts wrIdOf)
 
 interface Req { slot: number; sqe: ParsedSqe; raw: Uint8Array; byteLen: number; name: string; invalidate?: number; dataLen: number }
 
@@ -98,15 +96,7 @@ export class SoftTarget {
   }
 
   /** Every completion of the target's CQ polled now; returns how many. */
-  poll(): number {
-    let n = 0;
-    for (;;) {
-      const wcs = this.s.poll_cq(this.cq, 32);
-      for (const wc of wcs) this.onWc(wc);
-      n += wcs.length;
-      if (wcs.length < 32) return n;
-    }
-  }
+  poll(): number { return drainCq(this.s, this.cq, (wc) => this.onWc(wc)); }
 
   private row(q: TargetQueue, cid: number, stage: string, verb?: string, detail?: string): void {
     this.flow.add({ qid: q.qid ?? q.cmQid ?? -1, cid, owner: 'software', stage, ...(verb ? { verb } : {}), ...(detail ? { detail } : {}) });
@@ -358,14 +348,6 @@ function nameOf(sqe: ParsedSqe, qid: number | null): string {
   if (sqe.opc === FABRICS_OPC) return ({ 0: 'Property Set', 1: 'Connect', 4: 'Property Get' } as Record<number, string>)[sqe.fctype] ?? `Fabrics 0x${sqe.fctype.toString(16)}`;
   if (qid === 0) return ({ 0x06: 'Identify', 0x09: 'Set Features', 0x18: 'Keep Alive', 0x02: 'Get Log Page' } as Record<number, string>)[sqe.opc] ?? `Admin 0x${sqe.opc.toString(16)}`;
   return ({ 0x00: 'Flush', 0x01: 'Write', 0x02: 'Read' } as Record<number, string>)[sqe.opc] ?? `I/O 0x${sqe.opc.toString(16)}`;
-}
-
-/** a 64-bit address as the native session takes it */
-const u64 = (v: bigint): number | string => (v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString());
-
-export function must<T>(r: { err: number; msg: string; value?: T }, what: string): T {
-  if (r.err) throw new Error(`${what}: ${r.msg}`);
-  return r.value as T;
 }
 
 export type { Sgl };
