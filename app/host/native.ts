@@ -34,7 +34,7 @@ export interface NMr {
 }
 export interface NMw { handle: number; pd: number; rkey: number; type: number; state: string; mr: number; qp: number; addr: U64; length: U64; access: number }
 export interface NQpCap { maxSendWr: number; maxRecvWr: number; maxSendSge: number; maxRecvSge: number; maxInlineData: number }
-export interface NQpInit { sendCq: number; recvCq: number; srq?: number; qpType: number; sqSigAll: boolean; cap: NQpCap }
+export interface NQpInit { sendCq: number; recvCq: number; srq?: number; qpType: number; sqSigAll: boolean; cap: NQpCap; /** kernel-only: the device's GSI QP (QP1; UD) */ gsi?: boolean }
 export interface NQpAttr {
   qpState?: number; curQpState?: number; pathMtu?: number; qpAccessFlags?: number; qkey?: number; rqPsn?: number; sqPsn?: number;
   destQpNum?: number; pkeyIndex?: number; portNum?: number; maxRdAtomic?: number; maxDestRdAtomic?: number;

@@ -44,7 +44,7 @@ const MAX_SAFE = 2 ** 53 - 1;
 /** vl::EventKind in order (native/include/vl/session.h; names in vl/names.h kEventKindNames, tables.test.ts) */
 export const EVENT_KINDS = ['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'WqePosted', 'WqeStarted', 'WqeCompleted',
   'PacketSent', 'PacketReceived', 'PacketDropped', 'KeyCheck', 'Cqe', 'CqArmed', 'CompEvent', 'AsyncEvent', 'QpState',
-  'MemWrite', 'Timer', 'Fault', 'Log'] as const;
+  'MemWrite', 'Timer', 'Fault', 'Log', 'Offload'] as const;
 /** object kinds with a one-byte id (native/include/vl/names.h kObjKindNames) */
 export const OBJ_KINDS = ['', 'device', 'pd', 'buffer', 'mr', 'mw', 'cq', 'qp', 'srq', 'ah', 'packet', 'session'] as const;
 

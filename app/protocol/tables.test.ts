@@ -34,7 +34,8 @@ const entriesOf = (t: { values: Record<string, number> }): Entries =>
 const sorted = (e: Entries) => [...e].sort((x, y) => x[0] - y[0] || x[1].localeCompare(y[1]));
 
 const MIRRORED = ['WcStatus', 'WcOpcode', 'WcFlag', 'WrOpcode', 'SendFlag', 'Access', 'QpState', 'QpType', 'QpAttrMask',
-  'EventType', 'MwType', 'Mtu', 'DeviceCap', 'AtomicCap', 'KeyState', 'Change', 'TimerReason', 'FaultKind'] as const;
+  'EventType', 'MwType', 'Mtu', 'DeviceCap', 'AtomicCap', 'KeyState', 'Change', 'TimerReason', 'FaultKind',
+  'NvmfStep', 'NvmfPass'] as const;
 
 describe('C++ and TypeScript tables', () => {
   it('every C++ table has a mirror here and nothing is left over', () => {

@@ -26,6 +26,7 @@ describe('scenario JSON Schema', () => {
     expect(HANDLE_FIELDS).toEqual({
       device: 'device', destDevice: 'device', pd: 'pd', buffer: 'buffer', mr: 'mr', bindMr: 'mr', regMr: 'mr',
       mw: 'mw', cq: 'cq', sendCq: 'cq', recvCq: 'cq', srq: 'srq', qp: 'qp', peer: 'qp', ah: 'ah',
+      targetDevice: 'device', hostDevice: 'device',   // lab 4's nvmf.setup
     });
     // and a handle position takes a name or a handle, never a reference
     const qp = ScenarioCommands.list.find((c) => c.shape.cmd.value === 'qp.create')!;

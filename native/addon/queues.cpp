@@ -106,6 +106,7 @@ Napi::Value CreateQp(const Napi::CallbackInfo& info, SessionState& ss) {
     a.srq = c.u32(o.Get("srq"), "init_attr.srq", 0, true);
     a.qp_type = c.u32(o.Get("qpType"), "init_attr.qpType", vl::QPT_RC, true);
     a.sq_sig_all = c.boolean(o.Get("sqSigAll"), "init_attr.sqSigAll");
+    a.gsi = c.boolean(o.Get("gsi"), "init_attr.gsi");
     auto cv = o.Get("cap");
     if (!cv.IsUndefined() && !cv.IsNull()) {
       auto cap = c.obj(cv, "init_attr.cap");

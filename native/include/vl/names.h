@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "vl/nvmf.h"
 #include "vl/session.h"
 #include "vl/types.h"
 
@@ -119,7 +120,7 @@ inline constexpr EnumName kEventKindNames[] = {
     {uint32_t(EventKind::Cqe), "Cqe"}, {uint32_t(EventKind::CqArmed), "CqArmed"}, {uint32_t(EventKind::CompEvent), "CompEvent"},
     {uint32_t(EventKind::AsyncEvent), "AsyncEvent"}, {uint32_t(EventKind::QpState), "QpState"},
     {uint32_t(EventKind::MemWrite), "MemWrite"}, {uint32_t(EventKind::Timer), "Timer"}, {uint32_t(EventKind::Fault), "Fault"},
-    {uint32_t(EventKind::Log), "Log"},
+    {uint32_t(EventKind::Log), "Log"}, {uint32_t(EventKind::Offload), "Offload"},
 };
 // Event::obj_kind values with their one-byte id in event frames (0: none)
 inline constexpr EnumName kObjKindNames[] = {
@@ -144,6 +145,24 @@ inline constexpr EnumName kFaultKindNames[] = {
     {uint32_t(FaultKind::Loss), "LOSS"}, {uint32_t(FaultKind::Duplicate), "DUPLICATE"},
     {uint32_t(FaultKind::Reorder), "REORDER"}, {uint32_t(FaultKind::Delay), "DELAY"},
 };
+inline constexpr EnumName kNvmfStepNames[] = {
+    {uint32_t(NvmfStep::Recv), "RECV"}, {uint32_t(NvmfStep::Parse), "PARSE"}, {uint32_t(NvmfStep::ToSoftware), "TO_SOFTWARE"},
+    {uint32_t(NvmfStep::StagingAlloc), "STAGING_ALLOC"}, {uint32_t(NvmfStep::StagingWait), "STAGING_WAIT"},
+    {uint32_t(NvmfStep::RdmaRead), "RDMA_READ"}, {uint32_t(NvmfStep::RdmaReadDone), "RDMA_READ_DONE"},
+    {uint32_t(NvmfStep::IcdCopy), "ICD_COPY"}, {uint32_t(NvmfStep::SqeWrite), "SQE_WRITE"},
+    {uint32_t(NvmfStep::SqDoorbell), "SQ_DOORBELL"}, {uint32_t(NvmfStep::Cqe), "CQE"},
+    {uint32_t(NvmfStep::CqDoorbell), "CQ_DOORBELL"}, {uint32_t(NvmfStep::RdmaWrite), "RDMA_WRITE"},
+    {uint32_t(NvmfStep::SendResponse), "SEND_RESPONSE"}, {uint32_t(NvmfStep::Done), "DONE"},
+    {uint32_t(NvmfStep::BeforeConnect), "BEFORE_CONNECT"}, {uint32_t(NvmfStep::RdmaError), "RDMA_ERROR"},
+    {uint32_t(NvmfStep::BackendTimeout), "BACKEND_TIMEOUT"}, {uint32_t(NvmfStep::BackendPciErr), "BACKEND_PCI_ERR"},
+    {uint32_t(NvmfStep::UnsupportedOp), "UNSUPPORTED_OP"},
+};
+inline constexpr EnumName kNvmfPassNames[] = {
+    {uint32_t(NvmfPass::NotEnabled), "NOT_ENABLED"}, {uint32_t(NvmfPass::AdminOrFabrics), "ADMIN_OR_FABRICS"},
+    {uint32_t(NvmfPass::OpNotOffloaded), "OP_NOT_OFFLOADED"}, {uint32_t(NvmfPass::UnknownNsid), "UNKNOWN_NSID"},
+    {uint32_t(NvmfPass::TooLarge), "TOO_LARGE"}, {uint32_t(NvmfPass::SglUnsupported), "SGL_UNSUPPORTED"},
+    {uint32_t(NvmfPass::BackendDown), "BACKEND_DOWN"}, {uint32_t(NvmfPass::Malformed), "MALFORMED"},
+};
 
 // Every table by the name app/protocol uses for its mirror.
 struct EnumTable {
@@ -160,6 +179,7 @@ inline constexpr EnumTable kEnumTables[] = {
     table_of("DeviceCap", kDeviceCapNames), table_of("AtomicCap", kAtomicCapNames),
     table_of("EventKind", kEventKindNames), table_of("ObjKind", kObjKindNames), table_of("KeyState", kKeyStateNames),
     table_of("Change", kChangeNames), table_of("TimerReason", kTimerReasonNames), table_of("FaultKind", kFaultKindNames),
+    table_of("NvmfStep", kNvmfStepNames), table_of("NvmfPass", kNvmfPassNames),
 };
 
 // The name of `value` in a table, or nullptr (callers say what an unknown value looks like).

@@ -19,6 +19,18 @@
 namespace vl {
 
 // ---------------------------------------------------------------- device profiles
+// NVMe-oF target offload caps (the 2018 RFC's ibv_device_attr_ex.nvmf_caps, mlx5 nvmf_cap_bits made absolute; vl/nvmf.h).
+// All zero: the device has no offload (nvmf::create_srq refuses with EOPNOTSUPP).
+struct NvmfCaps {
+  uint32_t offload_type_rc = 0, offload_type_dc = 0;   // NvmfOffloadOp bits (WRITE 1, READ 2, FLUSH 4)
+  uint32_t max_backend_ctrls_total = 0, max_srq_backend_ctrls = 0, max_srq_namespaces = 0;
+  uint64_t min_staging_buf_size = 0, max_staging_buf_size = 0;
+  uint32_t max_io_sz = 0;
+  uint32_t max_nvme_queue_depth = 0, min_nvme_queue_depth = 0;
+  uint32_t max_ioccsz = 0, min_ioccsz = 0, max_icdoff = 0;   // 16-byte units
+  uint32_t lba_data_sizes = 0;                             // NvmfLbaSize bits (512, 520, 4096, 4104, 4160)
+  uint32_t min_cmd_timeout_ms = 0, max_cmd_timeout_ms = 0;
+};
 struct Profile {
   std::string name;                  // "rxe", "cx", "iwarp", "minimal"
   std::string description;
@@ -65,6 +77,7 @@ struct Profile {
   // but its requester has no packet opcode for it (rxe_req.c next_opcode -EINVAL -> IBV_WC_LOC_QP_OP_ERR, QP to
   // error); the other profiles refuse it at post_send with EINVAL (modelled: no ConnectX WQE opcode for it)
   bool read_with_inv_loc_qp_op_err = false;
+  NvmfCaps nvmf;                           // NVMe-oF target offload (modelled on ConnectX; none on rxe / siw)
 };
 const std::vector<Profile>& builtin_profiles();
 
@@ -97,6 +110,9 @@ struct QpCap { uint32_t max_send_wr = 16, max_recv_wr = 16, max_send_sge = 4, ma
 struct QpInitAttr {
   Handle pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
   uint32_t qp_type = QPT_RC; QpCap cap; bool sq_sig_all = false;
+  // kernel-only: the port's GSI QP, QP1 (what ib_mad creates with IB_QPT_GSI; the RDMA CM's MADs go through it).
+  // It has UD semantics; qp_type must be QPT_UD; one per device (EEXIST).
+  bool gsi = false;
 };
 struct QpAttr {                      // ibv_qp_attr subset; meaning of each field as in rdma-core
   uint32_t qp_state = QPS_RESET, cur_qp_state = QPS_RESET, path_mtu = MTU_1024, qp_access_flags = 0;
@@ -140,6 +156,7 @@ enum class EventKind : uint32_t {
   Cqe, CqArmed, CompEvent,                         // completion queued; CQ armed; completion-channel event
   AsyncEvent, QpState, MemWrite,                   // memory bytes changed: obj = buffer, a = addr, b = len
   Timer, Fault, Log,
+  Offload,                                         // NVMe-oF target offload engine step: a = vl::NvmfStep (vl/nvmf.h)
 };
 // Typed facts of an event (Event::change, Event::key_state, and a of Timer / Fault); names in vl/names.h, mirrored in app/protocol/enums.ts.
 // MR / MW key state: rxe's enum rxe_mr_state / rxe_mw_state (rxe_verbs.h), same order and values.

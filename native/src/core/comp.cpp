@@ -34,7 +34,8 @@ void SessionImpl::complete_wqe(Qp& q, SendWqe& w, uint32_t status) {
     wc.wc_flags = WC_WITH_IMM;
     wc.rule = "wcFlagsRxe";
   }
-  bool post = status != WC_SUCCESS || w.signaled;
+  bool post = (status != WC_SUCCESS || w.signaled) && !w.offload;   // offload-engine WQEs complete to the device
+  if (w.offload) nvmf_wqe_done(q, w, status);
   if (capture) {
     auto& e = emit(EventKind::WqeCompleted, q.dev, q.h, "qp", wc_status_name(status));
     e.wc = wc; e.a = wc.wr_id; e.b = status; e.c = wc.opcode; e.d = post;

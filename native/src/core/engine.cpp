@@ -62,6 +62,9 @@ void SessionImpl::exec(Action& a) {
     case Action::RnrTimer:
       if (Qp* q = qp(a.qp)) on_rnr_timer(*q, a.gen);
       break;
+    case Action::Nvmf:
+      nvmf_action(a);
+      break;
   }
 }
 

@@ -117,6 +117,7 @@ struct SendWqe {
   uint32_t status = WC_SUCCESS;
   bool signaled = false;
   const char* rule = nullptr;                  // Wc::rule of its completion
+  uint32_t offload = 0;                        // a WQE of the NVMe-oF offload engine: its command id (no CQE for software)
 };
 
 struct RespRes {                               // saved responder resource for READ / ATOMIC replay
@@ -197,13 +198,15 @@ struct Pd { Handle h = 0, dev = 0; uint32_t users = 0; };
 // one pending engine action
 struct Action {
   uint64_t t = 0, seq = 0;
-  enum Kind : uint8_t { ReqRun, Deliver, AckTimer, RnrTimer } kind = ReqRun;
+  enum Kind : uint8_t { ReqRun, Deliver, AckTimer, RnrTimer, Nvmf } kind = ReqRun;   // Nvmf: nvmf_action()
   Handle qp = 0; uint64_t gen = 0;
   Handle src_dev = 0, dst_dev = 0; uint16_t ip_id = 0;
   std::vector<uint8_t> pkt;
 };
 
 struct PcapRec { uint64_t t; Handle src, dst; uint16_t ip_id; std::vector<uint8_t> pkt; };
+
+struct NvmfState;                              // NVMe-oF target offload (core/nvmf_offload.h)
 
 class SessionImpl {
  public:
@@ -373,6 +376,12 @@ class SessionImpl {
   Handle peer_dev(const Qp& q) const { return q.attr.dest_device; }
 
   PostResult post_send_impl(Handle qp, const std::vector<SendWr>& wrs, bool internal);
+
+  // ---- NVMe-oF target offload (nvmf_engine.cpp); null until the first offload SRQ
+  std::shared_ptr<NvmfState> nvmf;
+  bool nvmf_recv(Qp& q, const Wc& wc);         // a receive completion from an NVMF SRQ: true if the device took it
+  void nvmf_wqe_done(Qp& q, const SendWqe& w, uint32_t status);
+  void nvmf_action(const Action& a);
 
   // ---- engine (engine.cpp)
   void push(Action a);

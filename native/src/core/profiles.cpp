@@ -50,6 +50,14 @@ const std::vector<Profile>& builtin_profiles() {
     cx.indirect_reg = true; cx.zero_based_mr = true; cx.read_with_inv = false; cx.lkey_eq_rkey = true;
     cx.notify_reports_missed = false;   // mlx5_ib_arm_cq: 0; the arm over unpolled CQEs fires (modelled)
     cx.key_byte_policy = "increment";
+    // NVMe-oF target offload (the RFC's caps; values modelled on mlx5 nvmf_cap_bits and the MLNX_OFED defaults:
+    // 128 KiB max I/O (SPDK's), IOCCSZ 4..260 (64 + 4 KiB in-capsule), ICDOFF 0, 30 s max command timeout)
+    cx.nvmf.offload_type_rc = 7; cx.nvmf.offload_type_dc = 7;
+    cx.nvmf.max_backend_ctrls_total = 64; cx.nvmf.max_srq_backend_ctrls = 16; cx.nvmf.max_srq_namespaces = 16;
+    cx.nvmf.min_staging_buf_size = 16 * 1024; cx.nvmf.max_staging_buf_size = 512ull << 20;
+    cx.nvmf.max_io_sz = 128 * 1024; cx.nvmf.max_nvme_queue_depth = 1024; cx.nvmf.min_nvme_queue_depth = 16;
+    cx.nvmf.max_ioccsz = 260; cx.nvmf.min_ioccsz = 4; cx.nvmf.max_icdoff = 0;
+    cx.nvmf.lba_data_sizes = 0x1F; cx.nvmf.min_cmd_timeout_ms = 1; cx.nvmf.max_cmd_timeout_ms = 30000;
     v.push_back(cx);
 
     // Modelled, not a product: no Linux driver advertises IB_DEVICE_MEM_WINDOW_TYPE_2A (rxe, mlx4 and mlx5 give 2B).

@@ -117,8 +117,13 @@ Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
   if (c.max_recv_sge > pr.max_sge) return rfail<QpInfo>(EINVAL, "cap.max_recv_sge: larger than max_sge " + std::to_string(pr.max_sge));
   if (c.max_inline_data > pr.max_inline_data) return rfail<QpInfo>(EINVAL, "cap.max_inline_data: larger than " + std::to_string(pr.max_inline_data));
   if (d.n_qp >= pr.max_qp) return rfail<QpInfo>(ENOMEM, "max_qp reached");
+  // the GSI QP is QP1 of the port (IBA 3.5.1.1 / 13.5.1: QP1 receives every GMP, CM included); rxe_qp.c gives
+  // IB_QPT_GSI its fixed number the same way
+  static constexpr uint32_t kGsiQpn = 1;
+  if (a.gsi && a.qp_type != QPT_UD) return rfail<QpInfo>(EINVAL, "gsi: the GSI QP has UD semantics (qp_type IBV_QPT_UD)");
+  if (a.gsi && d.qp_by_qpn.count(kGsiQpn)) return rfail<QpInfo>(EEXIST, "gsi: the device already has its GSI QP (QP1)");
   Qp q;
-  q.h = S.new_handle(); q.pd = pdh; q.dev = p->dev; q.qpn = d.next_qpn++; q.init = a; q.init.pd = pdh;
+  q.h = S.new_handle(); q.pd = pdh; q.dev = p->dev; q.qpn = a.gsi ? kGsiQpn : d.next_qpn++; q.init = a; q.init.pd = pdh;
   if (pr.round_queue_depths) {
     // rxe_qp_init_req / rxe_qp_init_resp: ring depths 2^n - 1 (rxe_queue_init); one send WQE holds
     // max(max_send_sge * sizeof(struct ib_sge), max_inline_data) bytes after its header, and both caps are read back

@@ -29,6 +29,7 @@ bool SessionImpl::complete_recv(Qp& q, uint32_t status, uint32_t opcode, uint32_
   wc.src_qp = src_qp; wc.wc_flags = flags;
   wc.imm_data = imm; wc.invalidated_rkey = inv_rkey;
   q.have_wqe = false; q.cur_recv_off = 0;
+  if (nvmf && q.cur_from_srq && nvmf_recv(q, wc)) return true;   // a capsule the NVMe-oF offload engine serves
   if (capture) {
     auto& e = emit(EventKind::WqeCompleted, q.dev, q.h, "qp", std::string("receive ") + wc_status_name(status));
     e.wc = wc; e.a = wc.wr_id; e.b = status; e.c = opcode; e.d = 1;

@@ -1,0 +1,113 @@
+// The commands of lab 4's software agents (the NVMe-oF target and the host driver, labs/nvmf/agent.ts) as protocol
+// descriptors. They are device commands answered by the executor (labs/nvmf/agent-handlers.ts) and scenario steps:
+// each runs the agents and the engine to the end of its exchange inside the command, so the journal replays them
+// deterministically. (The offload verbs of the device are the `nvme` branch's labs/nvmf/commands.ts.) Browser-safe.
+import { z } from 'zod';
+import { command } from '../../app/protocol/descriptor.ts';
+import type { CExport } from '../../app/scenario/export-c/emitter.ts';
+
+const U16 = z.number().int().min(0).max(0xffff);
+const Nqn = z.string().min(1).max(223);
+
+export const FlowRowOut = z.object({
+  t: z.number(), qid: z.number(), cid: z.number(), owner: z.enum(['host', 'software', 'device']), stage: z.string(),
+  verb: z.string().optional(), detail: z.string().optional(),
+});
+export const CqeOut = z.object({
+  cid: z.number(), sqhd: z.number(), sqid: z.number(), dw0: z.number(), dw1: z.number(), status: z.number(),
+  sct: z.number(), sc: z.number(), dnr: z.boolean(), statusName: z.string(),
+});
+/** One command's end as the host saw it. */
+export const CommandOut = z.object({
+  qid: z.number(), cid: z.number(), op: z.string(),
+  /** false: no response capsule came (the queue's QP went to the error state) */
+  responded: z.boolean(),
+  cqe: CqeOut.optional(),
+  /** READ: every byte compared with what the host wrote (null: no data came back to check) */
+  verified: z.boolean().nullable(),
+  invalidatedRkey: z.number().optional(),
+  flow: z.array(FlowRowOut),
+});
+const CountersOut = z.record(z.string(), z.number());
+export const StateOut = z.object({
+  subnqn: z.string(), hostnqn: z.string(),
+  controller: z.object({ cntlid: z.number(), cc: z.number(), csts: z.number(), kato: z.number(), ioQueues: z.array(z.number()) }).nullable(),
+  cap: z.string(),
+  namespace: z.object({ nsid: z.number(), lbaSize: z.number(), blocks: z.number(), backend: z.literal('ts-memory') }),
+  queues: z.array(z.object({
+    qid: z.number(), connected: z.boolean(), hostQpn: z.number(), targetQpn: z.number(), depth: z.number(), sqsize: z.number(), sqhd: z.number(),
+    inFlight: z.number(),
+    cm: z.object({ hrqsize: z.number(), hsqsize: z.number(), crqsize: z.number(), state: z.string() }),
+  })),
+  counters: z.object({ target: CountersOut, host: CountersOut, namespace: CountersOut }),
+  engineSteps: z.number(),
+  flow: z.array(FlowRowOut),
+});
+
+const Fault = z.object({
+  badKey: z.boolean().optional(), sglLength: z.number().int().min(0).max(0xffffff).optional(), inlineOffset: z.number().int().min(0).max(1 << 20).optional(),
+}).strict();
+
+export const nvmfAgentCommands = {
+  /** the subsystem on the target device (one namespace, the temporary in-memory backend) and the host driver */
+  'nvmf.setup': command({
+    args: (h) => ({
+      targetDevice: h('device'), hostDevice: h('device'),
+      lbaSize: z.union([z.literal(512), z.literal(4096)]).default(512), blocks: z.number().int().min(8).max(131072).default(8192),
+      queueDepth: z.number().int().min(2).max(128).default(32), inlineSize: z.number().int().min(0).max(16384).multipleOf(16).default(4096),
+      maxIo: z.number().int().min(4096).max(1 << 20).default(128 * 1024), maxIoQueues: z.number().int().min(1).max(16).default(4),
+      subnqn: Nqn.optional(), hostnqn: Nqn.optional(), allowHosts: z.array(Nqn).max(16).default([]),
+    }),
+    result: StateOut,
+  }),
+  /** a queue's QP pair through the RDMA CM exchange (REQ with the NVMe/RDMA private data, REP with CRQSIZE, RTU) */
+  'nvmf.queue': command({
+    args: () => ({ qid: U16, hrqsize: z.number().int().min(1).max(128).optional(), hsqsize: U16.optional() }),
+    result: z.object({
+      qid: z.number(), hostQpn: z.number(), targetQpn: z.number(),
+      cm: z.object({ accepted: z.boolean(), hrqsize: z.number(), hsqsize: z.number(), crqsize: z.number(), rejectSts: z.number().optional(), messages: z.array(z.string()) }),
+    }),
+  }),
+  /** the Fabrics Connect capsule on a queue (admin: CNTLID 0xFFFF; I/O: the CNTLID the admin Connect returned) */
+  'nvmf.connect': command({
+    args: () => ({ qid: U16, sqsize: U16.optional(), kato: z.number().int().min(0).max(0xffffffff).default(5000), cntlid: U16.optional(), subnqn: Nqn.optional(), hostnqn: Nqn.optional() }),
+    result: CommandOut,
+  }),
+  /** an admin command on queue 0 (served by the target's software: never offloaded) */
+  'nvmf.admin': command({
+    args: () => ({
+      op: z.enum(['property-get', 'property-set', 'identify', 'keep-alive', 'set-features']),
+      offset: z.number().int().min(0).max(0xfff).optional(), size: z.union([z.literal(4), z.literal(8)]).default(4),
+      value: z.number().int().min(0).max(0xffffffff).optional(), cns: z.number().int().min(0).max(255).optional(),
+      nsid: z.number().int().min(0).max(0xffffffff).default(0), fid: z.number().int().min(0).max(255).optional(), cdw11: z.number().int().min(0).max(0xffffffff).default(0),
+    }),
+    result: CommandOut.extend({ value: z.string().optional() }),
+  }),
+  /** I/O on an I/O queue: `count` commands, at most `depth` in flight, data verified byte for byte */
+  'nvmf.io': command({
+    args: () => ({
+      qid: z.number().int().min(1).max(0xffff), op: z.enum(['read', 'write', 'flush']), nsid: z.number().int().min(0).max(0xffffffff).default(1),
+      slba: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0), nlb: z.number().int().min(1).max(0x10000).default(8),
+      sgl: z.enum(['keyed', 'keyed-inv', 'inline']).default('keyed'), count: z.number().int().min(1).max(100_000).default(1),
+      depth: z.number().int().min(1).max(128).default(1), stride: z.number().int().min(0).max(1 << 20).optional(),
+      fault: Fault.optional(),
+    }),
+    result: z.object({
+      submitted: z.number(), completed: z.number(), succeeded: z.number(), verified: z.number(), mismatches: z.number(), verifiedBytes: z.number(),
+      noResponse: z.number(), statuses: z.record(z.string(), z.number()), engineSteps: z.number(),
+      last: CommandOut.nullable(),
+    }),
+  }),
+  /** the agents' state: controller registers, queues, counters, the last flow rows */
+  'nvmf.state': command({ readOnly: true, args: () => ({ rows: z.number().int().min(0).max(4096).default(512) }), result: StateOut }),
+};
+
+const lab = 'lab 4 (labs/nvmf): ';
+export const nvmfAgentC: CExport<typeof nvmfAgentCommands> = {
+  'nvmf.setup': ({ soft }) => soft(`${lab}nvmf.setup starts the lab's NVMe-oF software target and host driver; a program would run nvmet / nvme-rdma or SPDK`),
+  'nvmf.queue': ({ soft }) => soft(`${lab}nvmf.queue is rdma_connect / rdma_accept with the NVMe/RDMA private data (librdmacm)`),
+  'nvmf.connect': ({ soft }) => soft(`${lab}nvmf.connect sends a Fabrics Connect capsule (nvme connect -t rdma)`),
+  'nvmf.admin': ({ soft }) => soft(`${lab}nvmf.admin sends an admin capsule on queue 0`),
+  'nvmf.io': ({ soft }) => soft(`${lab}nvmf.io sends NVMe I/O capsules and checks the data`),
+  'nvmf.state': ({ soft }) => soft(`${lab}nvmf.state reads the agents' state`),
+};
