@@ -30,6 +30,7 @@
 #include "event_frame.h"
 #include "event_json.h"
 #include "sg_lab.h"
+#include "datapath.h"
 
 namespace {
 
@@ -533,6 +534,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
       InstanceMethod<&SessionWrap::DrainEventsJson>("drain_events_json"),
       InstanceMethod<&SessionWrap::DrainEventsFrame>("drain_events_frame"),
       InstanceMethod<&SessionWrap::SetEventCapture>("set_event_capture"),
+      InstanceMethod<&SessionWrap::SetDataPath>("set_data_path"), InstanceMethod<&SessionWrap::DataPath>("data_path"),   // datapath.cpp
       InstanceMethod<&SessionWrap::WritePcap>("write_pcap"),
       InstanceMethod<&SessionWrap::AttachNet>("attach_net"),
       InstanceMethod<&SessionWrap::DetachNet>("detach_net"),
@@ -703,6 +705,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     auto* s = S(env); if (!s) return env.Undefined();
     return ResultObj(env, s->map_mr_sg(mr, sg, ps), [&](uint32_t n) { return Napi::Number::New(env, n); });
   }
+  Napi::Value SetDataPath(const Napi::CallbackInfo& info) { auto* s = S(info.Env()); return s ? vladdon::SetDataPath(info, *s) : info.Env().Undefined(); }
+  Napi::Value DataPath(const Napi::CallbackInfo& info) { auto* s = S(info.Env()); return s ? vladdon::GetDataPath(info, *s) : info.Env().Undefined(); }
   Napi::Value SgLabRun(const Napi::CallbackInfo& info) {   // the SG lab (sg_lab.cpp)
     auto* s = S(info.Env()); if (!s) return info.Env().Undefined();
     return vladdon::SgLabRun(info, *s);
