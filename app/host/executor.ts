@@ -22,7 +22,8 @@ export { errnoName } from './commands/handler.ts';
 export { deviceOut, eventOut, mrOut, mwOut, profileOut, qpOut, wcOut } from './commands/out.ts';
 
 export interface TrackedObject { handle: number; kind: string; device: number }
-export interface ExecutorExtra extends ExecutorOptions { addon?: NativeAddon; maxPendingEvents?: number }
+/** dataPath: the in-process wire's data path for this executor's sessions (docs/perf.md); the device's default is 'fast' */
+export interface ExecutorExtra extends ExecutorOptions { addon?: NativeAddon; maxPendingEvents?: number; dataPath?: 'fast' | 'strict' }
 
 /** A chunk of events as protocol JSON text (see EventChunk in batcher.ts), with its lifecycle events decoded. */
 export type ExecEventChunk = EventChunk & { objects: DeviceEvent[] };
@@ -48,7 +49,18 @@ export class NativeExecutor implements Executor {
     this.addon = opts.addon ?? loadAddon();
     this.seed = opts.seed ?? 1;
     this.maxPending = opts.maxPendingEvents ?? 200_000;
-    this.s = new this.addon.Session(this.seed);
+    this.dataPath = opts.dataPath;
+    this.s = this.newSession();
+  }
+
+  private readonly dataPath: 'fast' | 'strict' | undefined;
+  private newSession(): NativeSession {
+    const s = new this.addon.Session(this.seed);
+    if (this.dataPath) {
+      const st = s.set_data_path(this.dataPath);
+      if (st.err) { s.close(); throw new Error(`dataPath: ${st.msg}`); }
+    }
+    return s;
   }
 
   get native(): NativeSession { return this.s; }
@@ -267,7 +279,7 @@ export class NativeExecutor implements Executor {
     this.realSession = null;
     this.netDevices.clear();
     this.seed = seed ?? this.seed;
-    this.s = new this.addon.Session(this.seed);
+    this.s = this.newSession();
     this.pending = []; this.objects.clear(); this.epoch++;
     this.autorun = { on: false, stepsPerSecond: this.autorun.stepsPerSecond, free: false };
     this.traffic = false;

@@ -152,6 +152,9 @@ export interface NativeSession {
   /** up to max events as one binary event frame (app/protocol/eventframe.ts); lifecycle events also as objects */
   drain_events_frame(max?: number): { frame: Uint8Array; count: number; first: U64; objects: NEvent[] };
   set_event_capture(on: boolean): void;
+  /** the in-process wire's data path (docs/perf.md): 'fast' (default) or 'strict' (every packet encoded, decoded, ICRC-checked) */
+  set_data_path(path: 'fast' | 'strict'): NStatus;
+  data_path(): 'fast' | 'strict';
   write_pcap(path: string): NStatus;
   /** UDP transport (native/src/net/udp.h): exactly one of interface / address */
   attach_net(dev: number, o: { interface?: string; address?: string; port?: number; peerPort?: number }): NResult<NNet>;

@@ -249,6 +249,16 @@ struct FaultConfig { double loss = 0, duplicate = 0, reorder = 0, delay = 0; uin
 //            read completions; time is real (monotonic clock), so ACK / RNR timers fire in real time.
 enum class FreeRunMode : uint32_t { Off, Inline, Threads };
 
+// What the in-process wire does with a packet between two devices of the session (docs/perf.md says exactly what
+// each checks). Packets that leave on UDP, and every packet while faults are configured, are always Strict.
+//   Fast    (the default) the header fields travel as the receiver would decode them; the packet's bytes and ICRC
+//           are built only when something reads them (event capture / pcap); the receiver does not decode or
+//           re-check a packet the sender's codec built (verified by construction). The payload is copied from the
+//           source MR to the target MR once when free running and nothing can touch the source in between.
+//   Strict  every packet encoded with its ICRC by the sender, decoded and ICRC-checked by the receiver.
+// Both give the same events, completions and memory (app/scenario/datapath.test.ts runs the library in both).
+enum class DataPath : uint32_t { Fast, Strict };
+
 // ---------------------------------------------------------------- the session
 class SessionImpl;
 class Session {
@@ -298,6 +308,8 @@ class Session {
   Status req_notify_cq(Handle cq, bool solicited_only);
   Result<int> req_notify_cq_report_missed(Handle cq, bool solicited_only);  // kernel IB_CQ_REPORT_MISSED_EVENTS
   std::vector<Wc> poll_cq(Handle cq, uint32_t max);
+  // ibv_poll_cq's form: up to max completions into out[], returns how many (0 also for an unknown CQ); no allocation
+  uint32_t poll_cq(Handle cq, uint32_t max, Wc* out);
   Result<Handle> get_cq_event(Handle dev);                                   // from completion channel; ENOENT if none
   Status ack_cq_events(Handle cq, uint32_t n);
   Result<Handle> create_srq(Handle pd, uint32_t max_wr, uint32_t max_sge, uint32_t srq_limit);
@@ -333,6 +345,9 @@ class Session {
   // n = 0: back to deterministic (Off); n = 1: Threads with one engine thread. EINVAL for n > 1 (only one engine
   // thread is implemented). While Threads runs, step() and run() do nothing (they return false / 0).
   Status set_engine_threads(unsigned n);
+  // Fast or Strict (above); takes effect for packets sent from now on. EINVAL for an unknown value.
+  Status set_data_path(DataPath p);
+  DataPath data_path() const;
 
   // observation
   // sampled_out: also takes take_sampled_out() under the same lock (the count of events removed before these)

@@ -43,7 +43,10 @@ void SessionImpl::complete_wqe(Qp& q, SendWqe& w, uint32_t status) {
   const bool was_current = q.req_idx == 0;        // the requester was (re)sending this very WQE
   const bool local = w.local;
   const uint32_t next_psn = psn_add(w.last_psn, 1);
-  if (!q.sq.empty() && &q.sq.front() == &w) q.sq.pop_front();
+  if (!q.sq.empty() && &q.sq.front() == &w) {
+    if (sg_pool.size() < 1024 && w.wr.sg_list.capacity()) sg_pool.push_back(std::move(w.wr.sg_list));   // post_send reuses it
+    q.sq.pop_front();
+  }
   if (q.req_idx > 0) q.req_idx--;
   else if (was_current) {
     // completed (e.g. by late responses) while a retransmission of it was in progress: move on

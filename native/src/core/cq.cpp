@@ -109,27 +109,35 @@ Result<int> Session::req_notify_cq_report_missed(Handle cqh, bool solicited_only
 }
 
 std::vector<Wc> Session::poll_cq(Handle cqh, uint32_t max) {
-  auto& S = *impl_;
   std::vector<Wc> out;
+  auto lk_ = impl_->lock();                        // held across both calls: the engine thread adds nothing between
+  if (impl_->inline_run && impl_->cq(cqh)) impl_->run_to_idle();   // as the poll below would, before sizing out
+  const Cq* c = impl_->cq(cqh);
+  out.resize(std::min<uint64_t>(max, c ? c->q.size() : 0));
+  out.resize(poll_cq(cqh, static_cast<uint32_t>(out.size()), out.data()));
+  return out;
+}
+
+uint32_t Session::poll_cq(Handle cqh, uint32_t max, Wc* out) {
+  auto& S = *impl_;
   // Threads mode: a CQ found empty stays empty until some CQE is posted (cqe_count moves), so a busy-polling caller
   // does not take the session lock away from the engine thread on every empty poll.
   struct EmptySeen { uint64_t serial = 0; Handle cq = 0; uint64_t count = 0; };
   static thread_local EmptySeen seen;
   const bool threaded = S.threaded.load(std::memory_order_relaxed);
   if (threaded && seen.serial == S.serial && seen.cq == cqh && S.cqe_count.load(std::memory_order_acquire) == seen.count)
-    return out;
+    return 0;
   auto lk_ = S.lock();
   const uint64_t count = S.cqe_count.load(std::memory_order_relaxed);
   Cq* c = S.cq(cqh);
   if (!c || c->q.empty()) {
     if (threaded) seen = {S.serial, cqh, count};
-    if (!c) return out;
+    if (!c) return 0;
   }
   if (S.inline_run) S.run_to_idle();
-  uint32_t n = std::min<uint64_t>(max, c->q.size());
-  out.reserve(n);
-  for (uint32_t i = 0; i < n; i++) { out.push_back(c->q.front()); c->q.pop_front(); }
-  return out;
+  uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(max, c->q.size()));
+  for (uint32_t i = 0; i < n; i++) { out[i] = c->q.front(); c->q.pop_front(); }
+  return n;
 }
 
 Result<Handle> Session::get_cq_event(Handle devh) {

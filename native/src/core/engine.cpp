@@ -19,6 +19,10 @@ void SessionImpl::push(Action a) {
 
 void SessionImpl::push_delivery(Action a) {
   if (a.t != now + wire_latency_ns || (!fifo.empty() && fifo.back().t > a.t)) return push(std::move(a));
+  push_fifo(std::move(a));
+}
+
+void SessionImpl::push_fifo(Action a) {
   a.seq = action_seq++;
   fifo.push_back(std::move(a));
   doorbell.fetch_add(1, std::memory_order_release);
@@ -45,6 +49,7 @@ void SessionImpl::exec(Action& a) {
           q->req_scheduled = false;
           req_run(*q);
           deliver_pending();
+          if (refs_in_flight) own_refs();          // fastpath.cpp: a ref delivery never outlives its batch step
           q = qp(a.qp);
           if (!q || !q->req_scheduled) break;
         }
@@ -53,7 +58,8 @@ void SessionImpl::exec(Action& a) {
       }
       break;
     case Action::Deliver:
-      deliver(a.src_dev, a.dst_dev, a.ip_id, a.pkt);
+      if (a.carried) deliver_carried(a);           // DataPath::Fast (fastpath.cpp)
+      else deliver(a.src_dev, a.dst_dev, a.ip_id, a.pkt);
       if (pkt_pool.size() < 4096) pkt_pool.push_back(std::move(a.pkt));
       break;
     case Action::AckTimer:

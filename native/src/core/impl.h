@@ -202,6 +202,9 @@ struct Action {
   Handle qp = 0; uint64_t gen = 0;
   Handle src_dev = 0, dst_dev = 0; uint16_t ip_id = 0;
   std::vector<uint8_t> pkt;
+  // DataPath::Fast (fastpath.cpp): the packet's header is SessionImpl::carried's entry for this action; its payload
+  // points into pkt (the encoded packet when built, else the payload alone) or, when ref, into the source MR itself
+  bool carried = false, ref = false, built = false;   // built: pkt holds the encoded packet
 };
 
 struct PcapRec { uint64_t t; Handle src, dst; uint16_t ip_id; std::vector<uint8_t> pkt; };
@@ -352,10 +355,26 @@ class SessionImpl {
   void arm_ack_timer(Qp& q);
   void on_ack_timer(Qp& q, uint64_t gen);
   void on_rnr_timer(Qp& q, uint64_t gen);
-  void send_packet(Qp& q, wire::Packet& p, Handle dst_dev);
-  void send_packet_raw(Handle src_dev, Handle dst_dev, wire::Packet& p);
+  // payload_in_memory: p.payload points into session memory (an MR piece), not into a scratch or WQE buffer
+  void send_packet(Qp& q, wire::Packet& p, Handle dst_dev, bool payload_in_memory = false);
+  void send_packet_raw(Handle src_dev, Handle dst_dev, wire::Packet& p, bool payload_in_memory = false);
   void deliver(Handle src, Handle dst, uint16_t ip_id, std::vector<uint8_t>& bytes);
   void deliver_framed(Handle src, Handle dst, const wire::Framing& f, uint16_t ip_id, std::vector<uint8_t>& bytes);   // src 0: from the network
+  // after decode + ICRC (strict) or straight from the sender (fast): QP lookup, receive event, responder / completer
+  void dispatch(Handle src, Handle dst, const wire::Framing* f, uint16_t ip_id, const wire::Packet& p, const std::vector<uint8_t>& bytes);
+  // ---- DataPath::Fast (fastpath.cpp)
+  DataPath data_path = DataPath::Fast;
+  // headers of the carried deliveries, in the order they sit in fifo (they always take the FIFO: t = now + latency),
+  // kept out of Action so the heap and the FIFO move small structs; a deque keeps references valid while one is used
+  std::deque<wire::Packet> carried;
+  uint32_t refs_in_flight = 0;                   // queued deliveries whose payload points into the source MR
+  uint64_t refs_sent = 0, refs_owned = 0;        // packets sent by reference / whose payload own_refs() copied
+  bool fast_ok(const wire::Packet& p) const;     // the packet may take the fast path
+  void send_fast(Handle src, Handle dst, wire::Packet& p, bool payload_in_memory);
+  void deliver_carried(Action& a);
+  void own_refs();                               // copy the payload of every queued ref delivery into its own buffer
+  const uint8_t* unaliased(const uint8_t* src, uint64_t len, const std::vector<Piece>& dst);   // src, or a copy if it overlaps dst
+  std::vector<uint8_t> stage;
   void responder(Qp& q, const wire::Packet& p, Handle src_dev);
   void completer(Qp& q, const wire::Packet& p);
   void complete_wqe(Qp& q, SendWqe& w, uint32_t status);
@@ -372,6 +391,7 @@ class SessionImpl {
   std::vector<uint8_t> scratch;
   std::vector<std::vector<uint8_t>> pkt_pool;    // recycled packet buffers (no malloc/memset per packet)
   std::vector<Piece> pcs_scratch;
+  std::vector<std::vector<Sge>> sg_pool;         // SGE lists of retired WQEs, reused by post_send (qp.cpp / comp.cpp)
   wire::Packet rx;
   Handle peer_dev(const Qp& q) const { return q.attr.dest_device; }
 
@@ -386,6 +406,7 @@ class SessionImpl {
   // ---- engine (engine.cpp)
   void push(Action a);
   void push_delivery(Action a);                // t == now + wire_latency_ns (in order): FIFO, else heap
+  void push_fifo(Action a);
   bool step();
   void exec(Action& a);
   void deliver_pending();                      // free running: deliver queued packets that are due before the rest

@@ -300,6 +300,7 @@ int SessionImpl::copy_to_sges(Handle pdh, Handle devh, const std::vector<Sge>& s
     pieces.clear();
     Sge part{s.addr + off, static_cast<uint32_t>(n), s.lkey};
     if (!sge_pieces(pdh, part, true, pieces, why)) return -1;
+    src = unaliased(src, len, pieces);             // the bytes still to copy may lie under this SGE (fastpath.cpp)
     for (auto& pc : pieces) { std::memcpy(pc.p, src, pc.n); src += pc.n; note_write(devh, pc.va, pc.n); }
     len -= n; off = 0;
   }

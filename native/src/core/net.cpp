@@ -17,12 +17,13 @@ wire::Framing SessionImpl::framing(Handle src, Handle dst, uint16_t ip_id) {
   return f;
 }
 
-void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev) {
+void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev, bool payload_in_memory) {
   if (Device* d = dev(q.dev); d && d->port) return d->port->transmit(q, p);   // on a real network (native/src/net)
-  send_packet_raw(q.dev, dst_dev, p);
+  send_packet_raw(q.dev, dst_dev, p, payload_in_memory);
 }
 
-void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p) {
+void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p, bool payload_in_memory) {
+  if (fast_ok(p)) return send_fast(src, dst, p, payload_in_memory);   // DataPath::Fast (fastpath.cpp)
   Action a;
   if (!pkt_pool.empty()) { a.pkt = std::move(pkt_pool.back()); pkt_pool.pop_back(); }
   a.kind = Action::Deliver; a.src_dev = src; a.dst_dev = dst; a.ip_id = ip_id++;
@@ -88,15 +89,24 @@ void SessionImpl::deliver_framed(Handle src, Handle dst, const wire::Framing& f,
   if (!wire::decode(bytes.data(), bytes.size(), p, &err)) return drop("malformed: " + err);
   uint32_t crc = wire::icrc(f, bytes.data(), bytes.size());
   if (crc != p.icrc) return drop("bad ICRC " + hex(p.icrc, 8) + " != " + hex(crc, 8));
+  dispatch(src, dst, &f, ipid, p, bytes);
+}
+
+void SessionImpl::dispatch(Handle src, Handle dst, const wire::Framing* f, uint16_t ipid, const wire::Packet& p, const std::vector<uint8_t>& bytes) {
   Qp* q = qp_by_qpn(dst, p.dest_qp);
-  if (!q) return drop("no QP " + hex(p.dest_qp) + " on the destination device");
+  if (!q) {
+    if (!capture) return;
+    auto& e = emit(EventKind::PacketDropped, dst, 0, "packet", "no QP " + hex(p.dest_qp) + " on the destination device");
+    e.pkt = bytes;
+    return;
+  }
   if (capture) {
     auto& e = emit(EventKind::PacketReceived, dst, q->h, "qp", wire::opcode_name(p.opcode));
     e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = src;
     e.pkt = bytes;
   }
   uint32_t m = wire::opcode_mask(p.opcode);
-  rx_framing = &f;
+  rx_framing = f;
   if (m & wire::H_REQ) {
     if (q->init.qp_type == QPT_UD) ud_receive(*q, p, src, ipid);
     else responder(*q, p, src);

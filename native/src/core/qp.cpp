@@ -402,7 +402,8 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
     uint64_t len = 0;
     for (auto& s : w.sg_list) len += s.length;
     SendWqe e;
-    e.wr = w;
+    if (!sg_pool.empty()) { e.wr.sg_list = std::move(sg_pool.back()); sg_pool.pop_back(); }   // no malloc per WR
+    e.wr = w;                                      // copy-assign: reuses the pooled list's storage
     bool is_inline = w.send_flags & SEND_INLINE;
     if (is_inline) {
       if (op != WR_SEND && op != WR_SEND_WITH_IMM && op != WR_RDMA_WRITE && op != WR_RDMA_WRITE_WITH_IMM && op != WR_SEND_WITH_INV)

@@ -161,6 +161,7 @@ void SessionImpl::req_run(Qp& q) {
   p.dest_qp = q.attr.dest_qp_num;
   p.psn = q.req_psn;
   const Handle dst = q.attr.dest_device;
+  bool in_memory = false;                          // the payload is read from the source MR, not a copy
   if (is_read(op)) {
     // READ with invalidate sends an ordinary RDMA Read Request (RFC 5040 has no other one: siw_qp_tx.c builds
     // RDMAP_RDMA_READ_REQ for SIW_OP_READ_LOCAL_INV); the invalidation is the requester's, at completion (comp.cpp)
@@ -202,7 +203,7 @@ void SessionImpl::req_run(Qp& q) {
         pcs.clear();
         std::string why;
         Sge part{w.wr.sg_list[0].addr + off, n, w.wr.sg_list[0].lkey};
-        if (sge_pieces(q.pd, part, false, pcs, why) && pcs.size() == 1) direct = pcs[0].p;
+        if (sge_pieces(q.pd, part, false, pcs, why) && pcs.size() == 1) direct = pcs[0].p, in_memory = true;
       }
       if (!direct) {
         scratch.resize(n);
@@ -233,7 +234,7 @@ void SessionImpl::req_run(Qp& q) {
       q.req_offset = off + n;
     }
   }
-  send_packet(q, p, dst);
+  send_packet(q, p, dst, in_memory);
   if (rc && !q.timer_armed) arm_ack_timer(q);
   if (!rc) comp_drain(q);
   if (q.req_idx < q.sq.size()) schedule_req(q);

@@ -69,6 +69,7 @@ void SessionImpl::send_read_responses(Qp& q, const RespRes& r, uint32_t from_psn
     uint64_t off = uint64_t(idx) * mtu;
     uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(mtu, r.length - std::min<uint64_t>(off, r.length)));
     Packet p;
+    bool in_memory = false;
     p.opcode = total == 1 ? RC_RDMA_READ_RESPONSE_ONLY : idx == 0 ? RC_RDMA_READ_RESPONSE_FIRST
                : idx + 1 == total ? RC_RDMA_READ_RESPONSE_LAST : RC_RDMA_READ_RESPONSE_MIDDLE;
     p.dest_qp = q.attr.dest_qp_num; p.psn = psn_add(r.first_psn, idx);
@@ -76,7 +77,7 @@ void SessionImpl::send_read_responses(Qp& q, const RespRes& r, uint32_t from_psn
     if (n) {
       pcs.clear();
       if (!mr_translate(*m, base_va + off, n, pcs)) return;
-      if (pcs.size() == 1) p.payload = pcs[0].p;
+      if (pcs.size() == 1) p.payload = pcs[0].p, in_memory = true;
       else {
         scratch.resize(n);
         uint64_t o = 0;
@@ -85,7 +86,7 @@ void SessionImpl::send_read_responses(Qp& q, const RespRes& r, uint32_t from_psn
       }
     }
     p.payload_len = n;
-    send_packet(q, p, dst);
+    send_packet(q, p, dst, in_memory);
   }
 }
 
@@ -328,7 +329,7 @@ void SessionImpl::responder(Qp& q, const Packet& p, Handle src) {
       if (rc) return nak(q, NAK_REMOTE_ACCESS_ERROR, p.psn, src, why, WC_REM_ACCESS_ERR);
       return uc_fail(why);
     }
-    const uint8_t* s = p.payload;
+    const uint8_t* s = unaliased(p.payload, p.payload_len, pcs);
     for (auto& pc : pcs) { std::memcpy(pc.p, s, pc.n); s += pc.n; note_write(q.dev, pc.va, pc.n); }
     q.w_va += p.payload_len;
   }

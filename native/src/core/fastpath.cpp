@@ -1,0 +1,148 @@
+// DataPath::Fast: the in-process wire without the work nothing reads (docs/perf.md).
+//
+// In Strict mode (net.cpp) every packet is encoded with its ICRC, queued as bytes, decoded and ICRC-checked by the
+// receiving device, as on a real wire. Between two devices of one session that is three passes over each payload
+// (copy + CRC into the packet, CRC again on receive, copy into the target MR) where a NIC's DMA does one. Fast mode
+// keeps every check a NIC makes on the transport (PSN, opcode sequence, keys, lengths, resources: responder /
+// completer run unchanged on the same header values) and drops only the ones that cannot fail here:
+//   - the receiver does not decode the packet: it gets the header fields as wire::decode would return them
+//     (as_decoded: only the fields the opcode carries, 24-bit fields masked, pad count from the length), so a
+//     packet the codec would reject (unknown opcode, payload on a header-only opcode) is never sent this way;
+//   - the receiver does not check the ICRC: the sender's codec computed it over the bytes it built (verified by
+//     construction), and no fault can corrupt a packet (the fast path is off while any fault is configured);
+//   - the bytes are built (with their ICRC, for the events and the pcap) only while events are captured;
+//   - free running, inside a requester batch with nothing queued ahead of the packet, the payload is not copied
+//     at all: the delivery reads the source MR (ref) and the responder copies it into the target MR, the one copy
+//     a NIC's DMA makes. No verbs call, memory write or other delivery can come between that send and the
+//     delivery; if the batch ends before the delivery ran, own_refs() copies the payload out first.
+#include "core/impl.h"
+
+namespace vl {
+using namespace wire;
+
+bool SessionImpl::fast_ok(const Packet& p) const {
+  if (data_path != DataPath::Fast) return false;
+  if (faults.loss > 0 || faults.duplicate > 0 || faults.reorder > 0 || faults.delay > 0) return false;
+  const uint32_t m = opcode_mask(p.opcode);
+  if (!m || p.tver != 0) return false;             // decode() rejects it: the strict path drops it and says why
+  if (p.payload_len && !(m & H_PAYLOAD)) return false;
+  return true;
+}
+
+// The header fields exactly as wire::decode returns them for the bytes wire::encode builds from p (codec.cpp):
+// fields of headers the opcode does not carry are zero, 24-bit fields masked, the pad count computed. The ICRC
+// value is not computed (nothing after the check reads it).
+static Packet as_decoded(const Packet& s) {
+  const uint32_t m = opcode_mask(s.opcode);
+  Packet p;
+  p.opcode = s.opcode; p.se = s.se; p.mig = s.mig; p.pad = uint8_t((4 - (s.payload_len & 3)) & 3); p.tver = 0;
+  p.pkey = s.pkey; p.fecn_becn_resv = s.fecn_becn_resv; p.dest_qp = s.dest_qp & 0xFFFFFF; p.ack_req = s.ack_req;
+  p.psn = s.psn & 0xFFFFFF;
+  if (m & H_DETH) { p.deth_qkey = s.deth_qkey; p.deth_src_qp = s.deth_src_qp & 0xFFFFFF; }
+  if (m & H_RETH) { p.reth_va = s.reth_va; p.reth_rkey = s.reth_rkey; p.reth_dmalen = s.reth_dmalen; }
+  if (m & H_AETH) { p.aeth_syndrome = s.aeth_syndrome; p.aeth_msn = s.aeth_msn & 0xFFFFFF; }
+  if (m & H_ATOMICETH) {
+    p.atomic_va = s.atomic_va; p.atomic_rkey = s.atomic_rkey; p.atomic_swap_add = s.atomic_swap_add; p.atomic_compare = s.atomic_compare;
+  }
+  if (m & H_ATOMICACKETH) p.atomic_ack_orig = s.atomic_ack_orig;
+  if (m & H_IMMDT) p.immdt = s.immdt;
+  if (m & H_IETH) p.ieth_rkey = s.ieth_rkey;
+  p.payload_len = s.payload_len;
+  return p;
+}
+
+void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_memory) {
+  Action a;
+  a.kind = Action::Deliver; a.src_dev = src; a.dst_dev = dst; a.ip_id = ip_id++;
+  a.carried = true;
+  Packet& h = carried.emplace_back(as_decoded(p));
+  packets_sent++;
+  if (capture) {
+    // the events and the pcap carry the packet's bytes: build them (with the ICRC) as the strict path does
+    if (!pkt_pool.empty()) { a.pkt = std::move(pkt_pool.back()); pkt_pool.pop_back(); }
+    encode(p, framing(src, dst, a.ip_id), a.pkt);
+    a.built = true;
+    if (p.payload_len) h.payload = a.pkt.data() + header_len(p.opcode);
+    auto& e = emit(EventKind::PacketSent, src, 0, "packet", opcode_name(p.opcode));
+    e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = dst;
+    e.pkt = a.pkt;
+    pcap.push_back({now, src, dst, a.ip_id, a.pkt});
+    if (pcap.size() > (1u << 18)) pcap.pop_front();
+  } else if (p.payload_len) {
+    if (payload_in_memory && free_running && batching_qp && fifo.empty() && !process_memory) {
+      a.ref = true;                                // delivered next in this batch (see the top of this file)
+      h.payload = p.payload;
+      refs_in_flight++;
+      refs_sent++;
+    } else {
+      if (!pkt_pool.empty()) { a.pkt = std::move(pkt_pool.back()); pkt_pool.pop_back(); }
+      a.pkt.assign(p.payload, p.payload + p.payload_len);
+      h.payload = a.pkt.data();
+    }
+  }
+  a.t = now + wire_latency_ns;                     // not before fifo.back().t (now never goes back): in order
+  push_fifo(std::move(a));
+}
+
+void SessionImpl::deliver_carried(Action& a) {
+  Packet& h = carried.front();                     // this action's header: carried deliveries leave the FIFO in order
+  if (a.ref) { a.ref = false; refs_in_flight--; }
+  if (capture && !a.built) {
+    // capture turned on while the packet was in flight: its events carry its bytes, as in strict mode
+    std::vector<uint8_t> bytes;
+    encode(h, framing(a.src_dev, a.dst_dev, a.ip_id), bytes);
+    a.pkt = std::move(bytes);
+    a.built = true;
+    if (h.payload_len) h.payload = a.pkt.data() + header_len(h.opcode);
+  }
+  if (!dev(a.dst_dev)) {
+    if (capture) {
+      auto& e = emit(EventKind::PacketDropped, a.dst_dev, 0, "packet", "destination device gone");
+      e.pkt = a.pkt;
+    }
+  } else {
+    dispatch(a.src_dev, a.dst_dev, nullptr, a.ip_id, h, a.pkt);
+  }
+  carried.pop_front();
+}
+
+void SessionImpl::own_refs() {
+  size_t k = 0;                                    // index in carried of the next carried action
+  for (auto& a : fifo) {
+    if (!a.carried) continue;
+    Packet& h = carried[k++];
+    if (!a.ref) continue;
+    if (!pkt_pool.empty()) { a.pkt = std::move(pkt_pool.back()); pkt_pool.pop_back(); }
+    a.pkt.assign(h.payload, h.payload + h.payload_len);
+    h.payload = a.pkt.data();
+    a.ref = false;
+    refs_in_flight--;
+    refs_owned++;
+  }
+}
+
+// A payload read from the source MR (ref) may overlap the target it is copied to (a loopback WRITE within one
+// buffer); strict mode copies from the packet, a snapshot taken when it was sent. Stage such a payload first so the
+// bytes written are the same (memcpy over overlapping ranges is undefined anyway).
+const uint8_t* SessionImpl::unaliased(const uint8_t* src, uint64_t len, const std::vector<Piece>& dst) {
+  for (auto& pc : dst)
+    if (pc.p < src + len && src < pc.p + pc.n) {
+      stage.assign(src, src + len);
+      return stage.data();
+    }
+  return src;
+}
+
+Status Session::set_data_path(DataPath p) {
+  if (p != DataPath::Fast && p != DataPath::Strict) return fail(EINVAL, "data_path: must be Fast (0) or Strict (1)");
+  auto lk = impl_->lock();
+  impl_->data_path = p;
+  return ok();
+}
+
+DataPath Session::data_path() const {
+  auto lk = impl_->lock();
+  return impl_->data_path;
+}
+
+}  // namespace vl
