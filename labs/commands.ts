@@ -3,9 +3,10 @@
 // file, the host's handler table reads labs/handlers.ts; nothing outside labs/ lists a lab. Browser-safe: no Node
 // imports here (the console validates lab commands too). labs/registry.test.ts checks every lab is listed.
 import { labCqCommands } from './cq/commands.ts';
+import { nvmfC, nvmfCommands } from './nvmf/commands.ts';
 import { sgC, sgCommands } from './sg/commands.ts';
 
 /** Every lab command's descriptor, by name. */
-export const LAB_COMMANDS = { ...labCqCommands, ...sgCommands };
+export const LAB_COMMANDS = { ...labCqCommands, ...sgCommands, ...nvmfCommands };
 /** How the lab commands that are scenario steps are written by `verbslab export-c`. */
-export const LAB_C_EMITTERS = { ...sgC };
+export const LAB_C_EMITTERS = { ...sgC, ...nvmfC };
