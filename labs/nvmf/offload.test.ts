@@ -5,9 +5,10 @@
 // typed steps checked in order, and software never seeing the I/O.
 import { afterEach, describe, expect, it } from 'vitest';
 import { NativeExecutor } from '../../app/host/executor.ts';
-import type { Command, DeviceEvent } from '../../app/protocol/index.ts';
+import { resultSchema, type Command, type CommandName, type DeviceEvent } from '../../app/protocol/index.ts';
 import { NvmfStep } from '../../app/protocol/enums.ts';
 
+const canon = (v: unknown): string => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
 const open: NativeExecutor[] = [];
 afterEach(() => { for (const x of open.splice(0)) x.close(); });
 
@@ -17,6 +18,9 @@ function rig() {
   const run = <T = Record<string, unknown>>(cmd: string, args: Record<string, unknown> = {}): T => {
     const r = ex.exec({ cmd, args } as unknown as Command);
     if (!r.ok) throw new Error(`${cmd}: ${r.error.code} ${r.error.message}`);
+    // the reply matches the command's result schema exactly (parsing strips unknown keys: the parsed value must equal it)
+    const parsed = resultSchema(cmd as CommandName).parse(r.result);
+    expect(canon(parsed), cmd).toBe(canon(JSON.parse(JSON.stringify(r.result))));
     return r.result as T;
   };
   const err = (cmd: string, args: Record<string, unknown>): string => {
@@ -127,5 +131,21 @@ describe('NVMe-oF target offload commands', () => {
     const nv = run<{ csts: number; counters: { reads: number; writes: number } }>('nvme.snapshot', { nvme: nvme.nvme });
     expect(nv.counters).toMatchObject({ reads: 1, writes: 1 });
     expect(nv.csts & 1).toBe(1);
+    expect(nv.queues.length).toBe(4);   // admin SQ / CQ and the P2P pair
+
+    // faults: a lost backend command times out (1 s of virtual time), the ctrl is torn down, the QP fails
+    run('nvme.inject_timeout', { nvme: nvme.nvme, n: 1 });
+    send(4, sqe({ opc: 0x02, cid: 4, nsid: 1, slba: 0, nlb: 1, addr: hbuf.addr + BACK, len: 512, rkey: hmr.rkey }));
+    const evs = ex.drainEvents();
+    expect(evs.some((e) => e.kind === 'Offload' && e.a === NvmfStep.values.BACKEND_TIMEOUT && e.b === 4)).toBe(true);
+    expect(evs.some((e) => e.kind === 'AsyncEvent' && e.obj === tqp)).toBe(true);
+    const after = run<{ ctrls: { alive: boolean }[]; inflight: unknown[] }>('nvmf.snapshot', { srq });
+    expect(after.ctrls[0]!.alive).toBe(false);
+    expect(after.inflight).toEqual([]);
+    run('nvme.pci_error', { nvme: nvme.nvme });
+    expect(run<{ csts: number; queues: unknown[] }>('nvme.snapshot', { nvme: nvme.nvme })).toMatchObject({ csts: 2, queues: [] });
+    run('nvme.set_ready', { nvme: nvme.nvme, nsid: 1, ready: false });
+    run('nvmf.unmap_nsid', { nvmeCtrl: ctrl, feNsid: 1 });
+    run('nvmf.ctrl_remove', { nvmeCtrl: ctrl });
   });
 });
