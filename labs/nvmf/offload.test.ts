@@ -128,7 +128,7 @@ describe('NVMe-oF target offload commands', () => {
     expect(snap.counters).toMatchObject({ offloaded: 2, toSoftware: 1 });
     expect(snap.namespaces[0]!.counters).toMatchObject({ readCmds: 1, writeCmds: 1, writeBlocks: 8 });
     expect(snap.staging.pages.every((p) => p === 0)).toBe(true);
-    const nv = run<{ csts: number; counters: { reads: number; writes: number } }>('nvme.snapshot', { nvme: nvme.nvme });
+    const nv = run<{ csts: number; counters: { reads: number; writes: number }; queues: unknown[] }>('nvme.snapshot', { nvme: nvme.nvme });
     expect(nv.counters).toMatchObject({ reads: 1, writes: 1 });
     expect(nv.csts & 1).toBe(1);
     expect(nv.queues.length).toBe(4);   // admin SQ / CQ and the P2P pair
