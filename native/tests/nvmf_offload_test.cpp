@@ -293,6 +293,23 @@ TEST(NvmfOffload, BackendRingsWrapWithThePhaseTag) {
   auto snap = nvmf::snapshot(r.s, r.srq).value;
   EXPECT_EQ(snap.ctrls[0].cq_head, 40 % 16);
   EXPECT_EQ(snap.ctrls[0].phase, true);    // third pass of the CQ: phase 1 again
+  EXPECT_TRUE(snap.ctrls[0].alive);        // the command watchdog never fired for answered commands
+}
+
+TEST(NvmfFaults, WatchdogRearmsForALaterLostCommand) {
+  NvmfRig r;
+  r.map_and_enable();
+  r.send_capsule(r.io(nvme::OPC_READ, 0, 1, NvmfRig::kData, 512));   // answered
+  for (int i = 0; i < 200 && r.s.step(); i++) {}
+  ASSERT_EQ(r.responses().size(), 1u);
+  ASSERT_TRUE(nvmf::nvme_inject_timeout(r.s, r.nvme, 1).ok());
+  const uint64_t t0 = r.s.now_ns();
+  const uint16_t lost = r.send_capsule(r.io(nvme::OPC_READ, 1, 1, NvmfRig::kData, 512));
+  r.s.run();
+  bool timeout = false;
+  for (auto& e : r.s.drain_events())
+    if (e.kind == EventKind::Offload && e.a == uint64_t(NvmfStep::BackendTimeout)) { timeout = true; EXPECT_EQ(e.b, lost); EXPECT_GE(e.time_ns, t0 + 1000000000ull); }
+  EXPECT_TRUE(timeout);
 }
 
 TEST(NvmfOffload, StagingExhaustionQueuesCommands) {
