@@ -96,7 +96,11 @@ struct Engine {
     retire(id);
   }
 
-  bool qp_ok(const NvmfCmd& c) { Qp* q = S.qp(c.qp); return q && q->state == QPS_RTS; }
+  bool qp_ok(const NvmfCmd& c) {
+    Qp* q = S.qp(c.qp);
+    auto nq = N.qps.find(c.qp);
+    return q && q->state == QPS_RTS && nq != N.qps.end() && nq->second.gen == c.qp_gen;
+  }
 
   // the device's own work request on the QP (no user CQE; completes to nvmf_wqe_done)
   void post(NvmfCmd& c, SendWr wr) {
@@ -344,6 +348,18 @@ void nvmf_backend_fatal(SessionImpl& S, NvmfCtrl& b, NvmfStep why, uint32_t cmd_
   }
 }
 
+// Reset or destroy of a QP: its commands waiting for staging or for the device's own work requests (which the reset
+// dropped) retire now; those at the backend keep their staging until their CQE is reaped, since the SSD may still
+// write into it (MLNX_OFED's QP_LAST_NVME_CQE_REACHED ordering), and then retire without a response.
+void SessionImpl::nvmf_qp_gone(Handle qph) {
+  Engine E{*this, *nvmf};
+  NvmfQp& nq = nvmf->qps[qph];
+  nq.gen++; nq.enabled = false; nq.connect_seen = false; nq.sqhd = 0;
+  std::vector<uint32_t> drop;
+  for (auto& [id, c] : nvmf->cmds) if (c.qp == qph && c.state != CmdState::Backend) drop.push_back(id);
+  for (uint32_t id : drop) E.retire(id);
+}
+
 void SessionImpl::nvmf_action(const Action& a) {
   if (!nvmf) return;
   Engine E{*this, *nvmf};
@@ -407,7 +423,7 @@ bool SessionImpl::nvmf_recv(Qp& q, const Wc& wc) {
   auto bit_ctrl = nvmf->ctrls.find(n.ctrl);
   if (bit_ctrl == nvmf->ctrls.end() || !bit_ctrl->second.alive) return pass(NvmfPass::BackendDown, "backend controller down");
   NvmfCmd c;
-  c.qp = q.h; c.srq = x.h; c.ctrl = n.ctrl; c.recv = q.cur_wqe; c.sqe = e; c.opc = opc; c.cid = cid; c.fe_nsid = n.fe_nsid;
+  c.qp = q.h; c.qp_gen = nq.gen; c.srq = x.h; c.ctrl = n.ctrl; c.recv = q.cur_wqe; c.sqe = e; c.opc = opc; c.cid = cid; c.fe_nsid = n.fe_nsid;
   if (opc != nvme::OPC_FLUSH) {
     const uint32_t ratio = n.lba_data_size / n.be_block;
     c.len = uint64_t(e.nlb()) * n.lba_data_size;

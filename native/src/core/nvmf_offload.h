@@ -80,10 +80,11 @@ struct NvmfCmd {
   uint32_t dw0 = 0, dw1 = 0;
   CmdState state = CmdState::Staging;
   NvmfStep step = NvmfStep::Recv;
+  uint32_t qp_gen = 0;                 // NvmfQp::gen when the capsule arrived (a reset QP is another connection)
   uint64_t deadline = 0;               // virtual time by which the backend CQE must be seen (cmd_timeout_ms)
 };
 
-struct NvmfQp { bool enabled = false; bool connect_seen = false; uint16_t sqhd = 0; };
+struct NvmfQp { bool enabled = false; bool connect_seen = false; uint16_t sqhd = 0; uint32_t gen = 0; };   // gen: bumped at RESET / destroy
 
 struct NvmfState {
   std::map<Handle, NvmeFn> fns;
