@@ -2,7 +2,10 @@
 // commands of the console's panels answered from it with the same result shapes as the embedded device's
 // (app/protocol/commands/*.ts result schemas; every answer is checked against its schema before it leaves).
 import type { AttachedSession, AttachMessage, AttachState, CommandName, DeviceEvent, ErrorInfo, FromHost, ResultOf } from '../protocol/index.ts';
-import { ATTACH_KEEP_EVENTS, ATTACH_KEEP_FRAMES, ATTACH_READ_COMMANDS, ATTACH_STALL_MS, Command, describeZodError, resultSchema } from '../protocol/index.ts';
+import {
+  ATTACH_FORWARD_MAX, ATTACH_FORWARD_MS, ATTACH_KEEP_EVENTS, ATTACH_KEEP_FRAMES, ATTACH_READ_COMMANDS, ATTACH_STALL_MS, ATTACH_STATE_KINDS,
+  Command, describeZodError, resultSchema,
+} from '../protocol/index.ts';
 import type { NMr, NMw, NProfile, NQp } from './native.ts';
 import { deviceOut, mrOut, mwOut, profileOut, qpOut } from './commands/out.ts';
 
@@ -21,6 +24,10 @@ export class AttachSession {
   frames: { t: number; bytes: Buffer }[] = [];
   state: AttachState | null = null;
   received = { events: 0, frames: 0 };
+  /** events not yet sent to the consoles (forward(), every ATTACH_FORWARD_MS) and the count dropped before them */
+  private pending: DeviceEvent[] = [];
+  private pendingDropped = 0;
+  private timer: ReturnType<typeof setInterval> | null = null;
   dropped = { events: 0, frames: 0, keptOut: 0 };
 
   constructor(readonly id: number, readonly pid: number, readonly program: string, readonly argv: string[],
@@ -41,6 +48,9 @@ export class AttachSession {
 
   end(reason: string): void {
     if (this.ended) return;
+    this.forward();
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
     this.ended = reason;
     this.endedAt = Date.now();
   }
@@ -53,13 +63,16 @@ export class AttachSession {
         this.dropped.events += m.dropped;
         this.received.events += m.events.length;
         if (!m.events.length && !m.dropped) return;
-        for (const e of m.events) this.events.push(e);
+        const evs = m.events as DeviceEvent[];   // a..d as the host's own event text has them (numbers, or "0x.." above 2^53)
+        for (const e of evs) { this.events.push(e); this.pending.push(e); }
+        this.pendingDropped += m.dropped;
         if (this.events.length > ATTACH_KEEP_EVENTS) {
           const cut = this.events.length - ATTACH_KEEP_EVENTS;
           this.events.splice(0, cut);
           this.dropped.keptOut += cut;
         }
-        this.send({ type: 'events', session: this.id, first: m.events[0]?.seq ?? 0, count: m.events.length, dropped: m.dropped, events: m.events });
+        this.timer ??= setInterval(() => this.forward(), ATTACH_FORWARD_MS);
+        this.timer.unref?.();
         return;
       }
       case 'frames':
@@ -69,6 +82,7 @@ export class AttachSession {
         if (this.frames.length > ATTACH_KEEP_FRAMES) this.frames.splice(0, this.frames.length - ATTACH_KEEP_FRAMES);
         return;
       case 'state':
+        this.forward();                  // the events before the state go first (the console applies both in order)
         this.state = m;
         this.send({ type: 'rings', session: this.id, seq: num(m.seq), rings: m.rings });
         return;
@@ -78,6 +92,21 @@ export class AttachSession {
       case 'beat':
         return;
     }
+  }
+
+  /** the events received since the last call to the consoles: the state events and the newest ATTACH_FORWARD_MAX */
+  forward(): void {
+    if (!this.pending.length && !this.pendingDropped) return;
+    let evs = this.pending;
+    let dropped = this.pendingDropped;
+    this.pending = []; this.pendingDropped = 0;
+    if (evs.length > ATTACH_FORWARD_MAX) {
+      const from = evs.length - ATTACH_FORWARD_MAX;
+      const kept = evs.filter((e, i) => i >= from || ATTACH_STATE_KINDS.has(e.kind));
+      dropped += evs.length - kept.length;
+      evs = kept;
+    }
+    this.send({ type: 'events', session: this.id, first: evs[0]?.seq ?? 0, count: evs.length, dropped, events: evs });
   }
 
   /** attach.call: a panel's read-only command, answered from what the program sent */

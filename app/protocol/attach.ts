@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { DeviceEvent } from './event.ts';
 import { RingSnapshot } from './messages.ts';
 
+const U64 = z.union([z.number().int().min(0), z.string().regex(/^0x[0-9a-f]+$/)]);
+
 /** a line longer than this ends the connection (the library cuts its messages at 512 KiB of JSON) */
 export const ATTACH_MAX_LINE = 4 * 1024 * 1024;
 /** the hello must come within this many ms of connecting */
@@ -17,15 +19,23 @@ export const ATTACH_MAX_SESSIONS = 16;
 export const ATTACH_KEEP_EVENTS = 100_000;
 export const ATTACH_KEEP_FRAMES = 50_000;
 export const ATTACH_PROTOCOL_VERSION = 1;
+/** the consoles are sent a session's events every ATTACH_FORWARD_MS, at most ATTACH_FORWARD_MAX of them besides the
+ *  state events (object life cycle, QP states, async events): a program at full speed makes more events than a
+ *  screen can draw; the rest are counted as dropped in the batch, and the rings come from the state messages */
+export const ATTACH_FORWARD_MS = 100;
+export const ATTACH_FORWARD_MAX = 2_000;
+/** event kinds never left out when a batch is sampled (native/src/core/events.cpp is_state_event) */
+export const ATTACH_STATE_KINDS: ReadonlySet<string> = new Set(['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'QpState', 'AsyncEvent', 'CqArmed', 'CompEvent']);
 
-const U64 = z.union([z.number().int().min(0), z.string().regex(/^0x[0-9a-f]+$/)]);
 const Handle = z.number().int().min(0).max(0xffffffff);
 
 export const AttachHello = z.object({
   t: z.literal('hello'), v: z.number().int(), token: z.string().max(256),
   pid: z.number().int().min(1), program: z.string().max(256), argv: z.array(z.string().max(4096)).max(256),
 }).strict();
-export const AttachEvents = z.object({ t: z.literal('events'), dropped: z.number().int().min(0), events: z.array(DeviceEvent) }).strict();
+/** a device event as the library writes it (vl::json, the host's own text): a..d above 2^53-1 are "0x.." strings */
+const AttachEvent = DeviceEvent.extend({ a: U64, b: U64, c: U64, d: U64 });
+export const AttachEvents = z.object({ t: z.literal('events'), dropped: z.number().int().min(0), events: z.array(AttachEvent) }).strict();
 export const AttachFrames = z.object({
   t: z.literal('frames'), dropped: z.number().int().min(0),
   frames: z.array(z.object({ t: z.number().int().min(0), hex: z.string().regex(/^(?:[0-9a-f]{2})*$/).max(2 * 65_600) }).strict()),
