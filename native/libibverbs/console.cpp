@@ -393,11 +393,15 @@ void exporter_main(int fd) {
     }
     std::string out;
     bool ok = true;
-    // events in messages of at most 4096 (the first one carries the count dropped before them); the state goes
+    // events in messages of about kLineBytes (the first one carries the count dropped before them); the state goes
     // between the events queued before it was taken and those after (the console applies both in order)
     auto send_events = [&](size_t from, size_t to, uint64_t dropped) {
       for (size_t i = from; ok && (i < to || (i == from && dropped)); ) {
-        const size_t end = std::min(to, i + 4096);
+        size_t end = i, bytes = 0;                // up to ~kLineBytes of JSON (a packet's bytes are in hex)
+        while (end < to && (end == i || bytes < kLineBytes)) {
+          bytes += 512 + 2 * evs[end].pkt.size() + evs[end].text.size();
+          end++;
+        }
         std::vector<vl::Event> chunk(std::make_move_iterator(evs.begin() + i), std::make_move_iterator(evs.begin() + end));
         out = "{\"t\":\"events\",\"dropped\":";
         jnum(out, i == from ? dropped : 0);
