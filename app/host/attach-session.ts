@@ -120,7 +120,10 @@ export class AttachSession {
     const c = parsed.data;
     const out = this.answer(c);
     if (!out.ok) return out;
-    const checked = resultSchema(c.cmd as CommandName).safeParse(out.result);
+    // events keep a..d as the device wrote them: above 2^53-1 a "0x.." string (the host's own event text does the same,
+    // native/addon/event_json.cpp; DeviceEvent's schema names only numbers), so the check reads those as numbers
+    const probe = c.cmd === 'events.recent' ? { ...(out.result as object), events: (out.result as { events: DeviceEvent[] }).events.map(asNumbers) } : out.result;
+    const checked = resultSchema(c.cmd as CommandName).safeParse(probe);
     if (!checked.success) return fail('INTERNAL', `${c.cmd} for ${who}: the answer does not match the result schema: ${describeZodError(checked.error, 'result').message}`);
     return out;
   }
@@ -178,6 +181,10 @@ export class AttachSession {
 }
 
 function num(v: number | string): number { return typeof v === 'number' ? v : Number(BigInt(v)); }
+function asNumbers(e: DeviceEvent): DeviceEvent {
+  const u = e as unknown as Record<'a' | 'b' | 'c' | 'd', number | string>;
+  return { ...e, a: num(u.a), b: num(u.b), c: num(u.c), d: num(u.d) };
+}
 
 /** classic pcap, LINKTYPE_ETHERNET, microsecond timestamps (as native/src/wire PcapWriter writes it) */
 export function pcapOf(frames: readonly { t: number; bytes: Buffer }[]): Buffer {
