@@ -4,6 +4,7 @@
 // packets live in the ordinary panels, and "Save pcap" gives its real datagrams. The forms refuse commands with the
 // reason (the program owns its device). A program stopped as a debugger stops it shows "stalled"; Ctrl-C (SIGINT)
 // ends it as "ended (... killed ...)" and what it sent stays readable. Screenshot: e2e/screenshots/live-attach.png.
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -63,6 +64,9 @@ test('an ibv_rc_pingpong pair under verbslab exec --console is shown live, read-
     // the README's picture: the sessions, the banner, the program's CQ and QP with their rings
     await page.evaluate(() => { document.querySelector('[data-testid="cqs-section"]')?.scrollIntoView(); window.scrollBy(0, -200); });
     await page.screenshot({ path: `${SHOTS}/live-attach.png`, fullPage: false });
+    // the sessions bar, the banner and the read-only forms pass axe as every panel does (e2e/a11y.spec.ts)
+    const axe = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+    expect(axe.violations.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`)).toEqual([]);
     // a form of the program's device: refused with the reason
     await page.getByTestId('destroy-qp').click();
     await expect(page.getByTestId('error-message').first()).toContainText('owns this device');
