@@ -1,5 +1,5 @@
-// Types of the native addon (native/addon/addon.cpp) and its loader. Only Node processes load it
-// (the backend host, the scenario runner, the CLI); never the renderer.
+// Types of the native addon (native/addon: one binding file per domain, see addon.cpp) and its loader. Only Node
+// processes load it (the backend host, the scenario runner, the CLI); never the renderer.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';

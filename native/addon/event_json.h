@@ -1,6 +1,6 @@
 // Device events as the protocol's JSON text (app/protocol/messages.ts DeviceEvent), written directly from the
 // C++ event so that the backend host can forward a flood of events without building a JS object per event
-// (issue 4's event rate). Field for field the same value the object path (addon.cpp EventObj + the executor's
+// (issue 4's event rate). Field for field the same value the object path (objects.cpp EventObj + the executor's
 // eventOut) gives; app/host/eventjson.test.ts compares the two on real sessions.
 // Plain C++: no Node types here; enum values are named from vl/names.h (app/protocol/tables.test.ts checks that
 // app/protocol/enums.ts says the same).

@@ -1,6 +1,10 @@
-// Binding of vl/sg.h and vl/sg_lab.h (see sg_lab.h).
-#define NODE_API_NO_EXTERNAL_BUFFERS_ALLOWED
-#include "sg_lab.h"
+// The SG lab's part of the binding (lab 1; vl/sg.h and vl/sg_lab.h): the page / entry rule per element, the list
+// generators, and a strategy run on a session. Same conventions as addon.cpp: { err, msg, value } results, TypeError
+// for wrong argument types.
+//   sgCheck({ sg: [{addr, length}], pageSize?, maxNumSg?, indirect? })
+//   sgGenerate({ pattern, n, total, seed? })
+//   session.sg_lab_run(list, strategy, config?)
+#include "binding.h"
 
 #include <cerrno>
 #include <string>
@@ -144,7 +148,9 @@ Napi::Value SgGenerate(const Napi::CallbackInfo& info) {
   return r;
 }
 
-Napi::Value SgLabRun(const Napi::CallbackInfo& info, vl::Session& s) {
+Napi::Value SgLabRun(const Napi::CallbackInfo& info, SessionState& ss) {
+  auto* sp = ss.S(info.Env()); if (!sp) return info.Env().Undefined();
+  vl::Session& s = *sp;
   auto env = info.Env();
   In in(env);
   const auto list = elems(in, info[0], "list");
@@ -187,4 +193,14 @@ Napi::Value SgLabRun(const Napi::CallbackInfo& info, vl::Session& s) {
   return o;
 }
 
+const SessionMethod kMethods[] = {
+  {"sg_lab_run", SgLabRun},
+};
+const ModuleFunction kFunctions[] = {
+  {"sgCheck", SgCheck},
+  {"sgGenerate", SgGenerate},
+};
+
 }  // namespace vladdon
+
+VLADDON_REGISTER(vladdon::kMethods, vladdon::kFunctions);
