@@ -113,6 +113,15 @@ test('an ibv_rc_pingpong pair under verbslab exec --console is shown live, read-
     await expect(page.getByTestId('attached-banner')).toHaveCount(0);
     await expect(page.getByTestId('host-status')).toHaveText('backend up');
     expect(problems).toEqual([]);
+
+    // attached sessions live in the backend host's memory (not in its journal): a restarted host has none, and the
+    // specs after this one see the console as before
+    await panel(page, 'run');
+    await page.getByTestId('kill-host').click();
+    await expect(page.getByTestId('host-status')).toContainText('down');
+    await page.getByTestId('restart-host').click();
+    await expect(page.getByTestId('host-status')).toHaveText('backend up', { timeout: 60_000 });
+    await expect(page.getByTestId('sessions')).toHaveCount(0, { timeout: 5_000 });
   } finally {
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
     for (const p of procs) {

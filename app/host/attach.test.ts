@@ -55,7 +55,7 @@ const call = (session: number, cmd: string, args: Record<string, unknown> = {}) 
   new Promise<{ ok: boolean; result?: unknown; error?: { code: string; message: string } }>((resolve) =>
     core.handle({ type: 'request', id: 1, command: { cmd: 'attach.call', args: { session, command: { cmd, args } } } }, (r) => resolve(r as never)));
 const list = () => new Promise<{ sessions: { session: number; state: string; reason?: string; dropped: { events: number } }[] }>((resolve) =>
-  core.handle({ type: 'request', id: 2, command: { cmd: 'attach.list', args: {} } }, (r) => resolve((r as { result: never }).result)));
+  core.handle({ type: 'request', id: 2, command: { cmd: 'attach.list', args: {} } }, (r) => resolve((r as unknown as { result: never }).result)));
 
 const QP = {
   handle: 5, qpNum: 17, device: 1,

@@ -32,16 +32,18 @@ export function sessionTransport(t: ConsoleTransport, session: number, who: () =
   };
 }
 
-const stores = new Map<number, ConsoleStore>();
+// by session, pid and attach time: a restarted backend host numbers its sessions from 1 again
+const stores = new Map<string, ConsoleStore>();
 (globalThis as unknown as { __vlAttached?: unknown }).__vlAttached = stores;   // for debugging from devtools
 
 /** The store of attached session `id` (made on first use, kept while the page lives: an ended session stays readable). */
 export function attachedStore(t: ConsoleTransport, s: AttachedSession): ConsoleStore {
-  let st = stores.get(s.session);
+  const key = `${s.session}:${s.pid}:${s.attachedAt}`;
+  let st = stores.get(key);
   if (!st) {
     const who = programName(s);
     st = createConsoleStore({ transport: sessionTransport(t, s.session, () => who), session: s.session, readOnly: who });
-    stores.set(s.session, st);
+    stores.set(key, st);
   }
   return st;
 }
