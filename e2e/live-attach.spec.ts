@@ -33,7 +33,7 @@ function programPid(execPid: number): number {
 test('an ibv_rc_pingpong pair under verbslab exec --console is shown live, read-only, and stays readable after Ctrl-C', async ({ page }) => {
   test.skip(!fs.existsSync(PINGPONG), 'ibverbs-utils is not installed');
   test.skip(!fs.existsSync('build/libibverbs/libibverbs.so.1'), 'the library is not built (node scripts/build.mjs libibverbs)');
-  test.setTimeout(120_000);
+  test.setTimeout(240_000);   // a loaded 2-core machine: two programs spinning plus the console
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(String(e)));
   await page.goto(START);
