@@ -21,6 +21,10 @@ export class AttachSession {
   ended: string | null = null;      // why it ended
   lastLine = Date.now();
   events: DeviceEvent[] = [];
+  /** the state events (object life cycle, QP states, async events) of the whole session, at most ATTACH_KEEP_EVENTS:
+   *  events.recent gives those older than its window too, so a console that looks late learns every object's
+   *  creation (a CQ's depth, a QP's type) and not only the newest traffic */
+  lifecycle: DeviceEvent[] = [];
   frames: { t: number; bytes: Buffer }[] = [];
   state: AttachState | null = null;
   received = { events: 0, frames: 0 };
@@ -64,7 +68,10 @@ export class AttachSession {
         this.received.events += m.events.length;
         if (!m.events.length && !m.dropped) return;
         const evs = m.events as DeviceEvent[];   // a..d as the host's own event text has them (numbers, or "0x.." above 2^53)
-        for (const e of evs) { this.events.push(e); this.pending.push(e); }
+        for (const e of evs) {
+          this.events.push(e); this.pending.push(e);
+          if (ATTACH_STATE_KINDS.has(e.kind) && this.lifecycle.length < ATTACH_KEEP_EVENTS) this.lifecycle.push(e);
+        }
         this.pendingDropped += m.dropped;
         if (this.events.length > ATTACH_KEEP_EVENTS) {
           const cut = this.events.length - ATTACH_KEEP_EVENTS;
@@ -133,7 +140,13 @@ export class AttachSession {
     const ok = <N extends CommandName>(_n: N, result: ResultOf<N>): Answer => ({ ok: true, result });
     switch (c.cmd) {
       case 'events.recent': {
-        const evs = this.events.slice(-c.args.max);
+        // at most half of the answer for the life-cycle events older than the newest events (the newest of them)
+        const max = c.args.max;
+        const from = this.events[Math.max(0, this.events.length - max)]?.seq ?? Infinity;
+        const half = Math.floor(max / 2);
+        const older = half ? this.lifecycle.filter((e) => e.seq < from).slice(-half) : [];
+        const window = this.events.slice(-(max - older.length));
+        const evs = older.length ? [...older.filter((e) => e.seq < (window[0]?.seq ?? Infinity)), ...window] : window;
         return ok('events.recent', { first: evs[0]?.seq ?? 0, count: evs.length, events: evs });
       }
       case 'device.list': {

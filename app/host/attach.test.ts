@@ -114,9 +114,13 @@ describe('attach: a program streaming its device to the console', () => {
     }
     expect(((await call(id, 'qp.query', { qp: 5 })).result as { attr: { qpStateName: string } }).attr.qpStateName).toBe('IBV_QPS_RTS');
     // a..d above 2^53-1 stay lossless "0x.." strings, as the host's own event text writes them
-    const recent = ((await call(id, 'events.recent', { max: 2 })).result as { events: { seq: number; d: unknown }[] }).events;
-    expect(recent.map((e) => e.seq)).toEqual([2, 3]);
-    expect(recent[0]!.d).toBe('0xffffffffffffffff');
+    const recent = (max: number) => call(id, 'events.recent', { max }).then((r) => (r.result as { events: { seq: number; d: unknown }[] }).events);
+    const all = await recent(3);
+    expect(all.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(all[1]!.d).toBe('0xffffffffffffffff');
+    // a short window still brings the older life-cycle events (the QP's creation), then the newest
+    expect((await recent(2)).map((e) => e.seq)).toEqual([1, 3]);
+    expect((await recent(1)).map((e) => e.seq)).toEqual([3]);
     const dl = (await call(id, 'device.list')).result as { devices: { name: string; net: { interface: string } | null; profile: { name: string } }[] };
     expect(dl.devices[0]).toMatchObject({ name: 'vlrxe0', net: { interface: 'lo' }, profile: { name: 'rxe' } });
     const pcap = Buffer.from(((await call(id, 'pcap.get')).result as { base64: string }).base64, 'base64');
@@ -173,7 +177,10 @@ describe('attach: a program streaming its device to the console', () => {
         expect(c.lines.at(-1), what).toContain('"t":"error"');
       }
     }
-    // the good session is still live and readable, and the host answers device commands
+    // the good session is still live (after a beat: the cases above took seconds, a silent one shows as stalled) and
+    // readable, and the host answers device commands
+    good.write('{"t":"beat"}\n');
+    await good.until(() => Date.now() - srv.sessions.get(id)!.lastLine < 1000, 'the beat');
     expect((await list()).sessions.find((x) => x.session === id)?.state).toBe('live');
     expect((await call(id, 'qp.query', { qp: 5 })).ok).toBe(true);
     const r = await new Promise<{ ok: boolean }>((resolve) => core.handle({ type: 'request', id: 3, command: { cmd: 'pd.alloc', args: { device: 1 } } }, (x) => resolve(x as never)));
