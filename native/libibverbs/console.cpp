@@ -27,6 +27,7 @@
 //                                                  is a program killed or crashed
 #include <arpa/inet.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -498,6 +499,9 @@ void console_init() {
     g().s->set_event_capture(true);             // from the device's first object on
   }
   ex->thread = std::thread(exporter_main, fd);
+  // a forked child has no exporter thread (and must not use the parent's verbs objects): it leaves the console to
+  // the parent, and its exit does not wait for a flush
+  pthread_atfork(nullptr, nullptr, [] { ex = nullptr; });
   ex->thread.detach();                          // never joined: console_atexit waits for its last flush instead
   std::atexit(console_atexit);
 }
