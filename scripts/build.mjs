@@ -157,7 +157,8 @@ export async function buildBench() {
 // unmodified programs: LD_LIBRARY_PATH=build/libibverbs (what `verbslab exec` sets). docs/libibverbs.md.
 export async function buildLibverbs(profile = 'release') {
   const lib = await compile(profile, libSrcs());
-  const own = await compile(profile, walk(path.join(root, 'native/libibverbs'), '.cpp'), ['-fvisibility=hidden']);
+  // + the addon's event JSON (plain C++): a program attached to a console sends its events in the protocol's text
+  const own = await compile(profile, [...walk(path.join(root, 'native/libibverbs'), '.cpp'), path.join(root, 'native/addon/event_json.cpp')], ['-fvisibility=hidden']);
   const map = path.join(root, 'native/libibverbs/libibverbs.map');
   const dir = profile === 'release' ? 'build/libibverbs' : `build/libibverbs-${profile}`;
   const out = path.join(root, dir, 'libibverbs.so.1');

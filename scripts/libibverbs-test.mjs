@@ -49,12 +49,12 @@ function listening(port) {
   return false;
 }
 
-async function pair(server, client) {
+async function pair(server, client, env = {}) {
   const port = await freeTcpPort();
-  const srv = execRun([...server, '-p', String(port)]);
+  const srv = execRun([...server, '-p', String(port)], { env });
   const t0 = Date.now();
   while (!listening(port) && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 50));
-  const cli = await execRun([...client, '-p', String(port), '127.0.0.1']);
+  const cli = await execRun([...client, '-p', String(port), '127.0.0.1'], { env });
   const s = await srv;
   return { server: s, client: cli };
 }
@@ -72,6 +72,55 @@ function pingpongCase(tool, extra = []) {
     }
     const fig = /([\d.]+) usec\/iter/.exec(r.client.out)?.[1];
     return { ok: problems.length === 0, detail: problems.join('; ') || `${fig} usec/iter`, out: r.client.out + r.server.out };
+  };
+}
+
+// Live in the console (docs/libibverbs.md): the pair streams to a console's attach socket (app/host/attach.ts, here
+// without a host around it); both programs' sessions must carry what they did, and end as exited. Without a console
+// listening (VERBSLAB_CONSOLE naming nothing) the programs run as usual.
+function consoleCase(listen) {
+  return async () => {
+    const fsP = await import('node:fs');
+    const os = await import('node:os');
+    const dir = fsP.mkdtempSync(path.join(os.tmpdir(), 'vl-attach-suite-'));
+    let srv = null;
+    if (listen) {
+      const { tsImport } = await import('tsx/esm/api');
+      const { AttachServer } = await tsImport(new URL('../app/host/attach.ts', import.meta.url).href, import.meta.url);
+      srv = new AttachServer({ dir, lib: { profiles: () => [], napiVersion: 0 }, send: () => {}, log: () => {} });
+      const err = await srv.start();
+      if (err) return { ok: false, detail: err, out: '' };
+    }
+    const args = ['ibv_rc_pingpong', '-g', '1', '-n', '200', '-c'];
+    try {
+      const r = await pair(args, args, { VERBSLAB_CONSOLE: listen ? dir : path.join(dir, 'nobody.sock') });
+      const problems = fails(r);
+      for (const [side, x] of [['server', r.server], ['client', r.client]]) {
+        if (/invalid data/.test(x.out)) problems.push(`${side}: the tool's --chk found invalid data`);
+        if (!/200 iters in/.test(x.out)) problems.push(`${side}: no "200 iters in" line`);
+      }
+      let detail = 'ran without a console';
+      if (srv) {
+        const t0 = Date.now();
+        while ([...srv.sessions.values()].some((s) => !s.ended) && Date.now() - t0 < 5000) await new Promise((res) => setTimeout(res, 50));
+        const ss = [...srv.sessions.values()];
+        if (ss.length !== 2) problems.push(`${ss.length} sessions attached, not 2`);
+        for (const s of ss) {
+          const n = (k) => s.events.filter((e) => e.kind === k).length;
+          const lost = s.dropped.events + s.dropped.frames;
+          if (s.ended !== 'the program exited') problems.push(`session ${s.id}: ${s.ended ?? 'not ended'}`);
+          if (!s.events.some((e) => e.kind === 'ObjectCreated' && e.objKind === 'qp')) problems.push(`session ${s.id}: no QP creation`);
+          if (!lost && n('PacketSent') < 200) problems.push(`session ${s.id}: ${n('PacketSent')} packets sent, not >= 200`);
+          if (!lost && s.frames.length < 400) problems.push(`session ${s.id}: ${s.frames.length} datagrams, not >= 400 (sent + received)`);
+          if (s.state?.qps.length !== 0) problems.push(`session ${s.id}: the last state still has QPs (the program destroyed them)`);
+        }
+        detail = ss.map((s) => `${s.received.events} events, ${s.frames.length} datagrams, ${s.dropped.events} dropped`).join('; ');
+      }
+      return { ok: problems.length === 0, detail: problems.join('; ') || detail, out: r.client.out + r.server.out };
+    } finally {
+      srv?.close();
+      fsP.rmSync(dir, { recursive: true, force: true });
+    }
   };
 }
 
@@ -104,6 +153,8 @@ const CASES = {
   },
   ibv_rc_pingpong: pingpongCase('ibv_rc_pingpong'),
   'ibv_rc_pingpong -e': pingpongCase('ibv_rc_pingpong', ['-e']),
+  'ibv_rc_pingpong --console': consoleCase(true),
+  'ibv_rc_pingpong --console (none listening)': consoleCase(false),
   ibv_uc_pingpong: pingpongCase('ibv_uc_pingpong'),
   ibv_srq_pingpong: pingpongCase('ibv_srq_pingpong'),
   ibv_ud_pingpong: pingpongCase('ibv_ud_pingpong'),

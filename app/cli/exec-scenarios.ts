@@ -6,8 +6,9 @@
 //
 // The device has the scenario's profile when all its devices share one (VERBSLAB_PROFILE). The headless run steps virtual time; the exported program runs in real time against a device that progresses on its
 // own, and some steps have no libibverbs form. KNOWN lists the scenarios whose exported program cannot pass here and
-// why (docs/libibverbs.md); each must fail at the step given (or pass, where the difference is a race the device may
-// win), so the list stays true.
+// why (docs/libibverbs.md); each must fail at the step given, so the list stays true. A QP state the scenario expects
+// after an asynchronous outcome (a NAK, retries exhausted) is waited for with a deadline (preamble.h wait_qp_state),
+// where the headless run had run the engine to idle.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,9 +21,7 @@ import { libraryFiles } from '../scenario/library.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-interface Known { step: number; why: string; race?: boolean }
-const REAL_TIME = 'the program reads the QP state right after posting; the headless run ran the engine to idle first ' +
-  '(engine.run has no libibverbs form), so here the NAK may not have come back yet';
+interface Known { step: number; why: string }
 const REG_MR = 'IB_WR_REG_MR is kernel-only: the exported program cannot post it, so its completion never comes';
 const READ_INV = 'IB_WR_RDMA_READ_WITH_INV is kernel-only (libibverbs has no IBV_WR_ for it): the exported program cannot post it, so its completion never comes';
 const CAPTURE = 'export-c cannot express the "$old" capture of the keys before ibv_rereg_mr, so the WRITE with the old rkey is not posted';
@@ -38,16 +37,7 @@ export const KNOWN: Record<string, Known> = {
   read_with_inv_on_roce: { step: 14, why: READ_INV },
   rxe_mr_rereg_keys: { step: 15, why: CAPTURE },
   rxe_mr_rereg_keys_cx: { step: 15, why: CAPTURE },
-  rxe_send_cq_overrun_cx: { step: 13, why: REAL_TIME, race: true },
   profile_capability_errors: { step: 2, why: 'the scenario uses devices of several profiles; a program sees one device of one profile (VERBSLAB_PROFILE)' },
-  mr_rereg_pd_recv: { step: 16, why: REAL_TIME, race: true },
-  rc_rnr_retry_exceeded: { step: 18, why: REAL_TIME, race: true },
-  rkey_missing_remote_write: { step: 14, why: REAL_TIME, race: true },
-  rkey_out_of_bounds: { step: 15, why: REAL_TIME, race: true },
-  rkey_wrong_key_byte: { step: 13, why: REAL_TIME, race: true },
-  rkey_wrong_pd: { step: 15, why: REAL_TIME, race: true },
-  rkey_deregistered: { step: 15, why: REAL_TIME, race: true },
-  cq_overrun: { step: 13, why: REAL_TIME, race: true },
 };
 
 export interface CaseResult { name: string; ok: boolean; detail: string; passes: number; failStep?: number; output?: string }
@@ -82,7 +72,7 @@ export function runExportedScenarios(files = libraryFiles()): CaseResult[] {
       const k = KNOWN[name];
       let ok: boolean, detail: string;
       if (!k) { ok = clean; detail = clean ? `${passes} expectations PASS` : `exit ${r.status ?? r.signal}: ${failLine ?? 'no FAIL line'}`; }
-      else if (clean) { ok = !!k.race; detail = k.race ? `${passes} PASS (the device won the race: ${k.why})` : `passes now: remove it from KNOWN (${k.why})`; }
+      else if (clean) { ok = false; detail = `passes now: remove it from KNOWN (${k.why})`; }
       else { ok = failStep === k.step; detail = ok ? `fails at step ${k.step} as listed: ${k.why}` : `expected to fail at step ${k.step}, got: ${failLine ?? `exit ${r.status ?? r.signal}`}`; }
       out.push({ name, ok, detail, passes, failStep, ...(ok ? {} : { output: text.slice(-2000) }) });
     }

@@ -1,4 +1,5 @@
 // verbslab exec: option parsing and the environment it gives the program (the library directory first).
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LIB_DIR, libEnv, parseArgs } from './exec.ts';
 
@@ -16,6 +17,15 @@ describe('verbslab exec', () => {
     if (typeof o === 'string') throw new Error(o);
     expect(o.argv).toEqual(['ib_write_bw', '-d', 'vlrxe0', '--addr', 'x']);
     expect(o.env).toEqual({});
+  });
+  it('--console names the console to stream to (its session directory by default ./.verbslab) in VERBSLAB_CONSOLE', () => {
+    const a = parseArgs(['--console', '--', 'ibv_devinfo']);
+    if (typeof a === 'string') throw new Error(a);
+    expect(a.env).toEqual({ VERBSLAB_CONSOLE: path.resolve('.verbslab') });
+    const b = parseArgs(['--console=/tmp/s/console.sock', 'ibv_devinfo']);
+    if (typeof b === 'string') throw new Error(b);
+    expect(b.env).toEqual({ VERBSLAB_CONSOLE: '/tmp/s/console.sock' });
+    expect(parseArgs(['--console=', '--', 'x'])).toMatch(/needs a directory or a socket/);
   });
   it('refuses bad input with a reason', () => {
     expect(parseArgs([])).toBe('no PROGRAM given');

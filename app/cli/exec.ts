@@ -18,6 +18,8 @@ export const USAGE = `usage: verbslab exec [OPTIONS] -- PROGRAM [ARGS...]
   --profile NAME     device profile: rxe (default), cx, ib2a, iwarp, minimal
   --device NAME      device name (default vl<profile>0)
   --udp-port N       local RoCEv2 UDP port (default 4791); --peer-udp-port N: the peers' (default: the same)
+  --console[=WHERE]  stream the device to a running console (live view): WHERE is its session directory (default
+                     ./.verbslab, where \`npm start\` keeps it) or its socket; same as env VERBSLAB_CONSOLE=WHERE
   --no-build         do not (re)build the library first
   --print-env        print the environment it would set, then exit
 The program then sees one device; its GID 1 is ::ffff:<address> (ibv_rc_pingpong needs -g 1).`;
@@ -37,6 +39,12 @@ export function parseArgs(args: string[]): Opts | string {
     if (a === '--') { i++; break; }
     if (a === '--no-build') { o.build = false; continue; }
     if (a === '--print-env') { o.printEnv = true; continue; }
+    if (a === '--console' || a.startsWith('--console=')) {
+      const where = a === '--console' ? '.verbslab' : a.slice('--console='.length);
+      if (!where) return '--console=: needs a directory or a socket';
+      o.env.VERBSLAB_CONSOLE = path.resolve(where);
+      continue;
+    }
     const [k, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     if (k in VALUED) {
       const v = inline ?? args[++i];
@@ -65,6 +73,11 @@ export async function main(args: string[]): Promise<number> {
   if (o.build && !(await buildFirst('exec', 'buildLibverbs'))) return 1;
   if (!fs.existsSync(path.join(LIB_DIR, 'libibverbs.so.1'))) {
     console.error(`verbslab exec: ${path.join(LIB_DIR, 'libibverbs.so.1')} is not built (node scripts/build.mjs libibverbs)`);
+    return 1;
+  }
+  const where = o.env.VERBSLAB_CONSOLE;
+  if (where && !o.printEnv && !fs.existsSync(fs.existsSync(where) && fs.statSync(where).isDirectory() ? path.join(where, 'console.sock') : where)) {
+    console.error(`verbslab exec: no console listens at ${where} (start one with \`npm start\` in that directory's parent, or give --console=DIR)`);
     return 1;
   }
   const env = libEnv(o.env);

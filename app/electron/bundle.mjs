@@ -14,8 +14,8 @@ export async function bundleElectron() {
   await build({ ...common, entryPoints: ['app/electron/main.ts'], outfile: 'dist/electron/main.cjs', format: 'cjs', external: ['electron'] });
   await build({ ...common, entryPoints: ['app/electron/preload.ts'], outfile: 'dist/electron/preload.cjs', format: 'cjs', external: ['electron'] });
   await build({ ...common, entryPoints: ['app/host/main.ts'], outfile: 'dist/host/main.mjs', format: 'esm', external: ['*.node'] });
-  // optional host extensions (scenario recorder, labs), attached by main.mjs when present
-  for (const ext of ['recorder', 'labs']) {
+  // optional host extensions (scenario recorder, labs, attach), attached by main.mjs when present
+  for (const ext of ['recorder', 'labs', 'attach']) {
     if (fs.existsSync(path.join(root, `app/host/${ext}.ts`))) {
       await build({ ...common, entryPoints: [`app/host/${ext}.ts`], outfile: `dist/host/${ext}.mjs`, format: 'esm', external: ['*.node'] });
     } else fs.rmSync(path.join(root, `dist/host/${ext}.mjs`), { force: true });

@@ -49,9 +49,9 @@ interface PortLike {
 }
 
 /** The host extensions next to this file (app/host/<name>.ts, or <name>.mjs next to the Electron bundle): the
- *  scenario recorder and the labs. Each exports attach(core) (HostCore.register / onCommand / onEvents / onStart).
+ *  scenario recorder, the labs and the attach server (programs under `verbslab exec --console`). Each exports attach(core) (HostCore.register / onCommand / onEvents / onStart).
  *  Without the recorder, scenario.* commands get the executor's "not answered" error. */
-const EXTENSIONS = ['recorder', 'labs'];
+const EXTENSIONS = ['recorder', 'labs', 'attach'];
 async function extensions(): Promise<HostExtension[]> {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const out: HostExtension[] = [];

@@ -13,6 +13,7 @@ import { queueCommands } from './commands/queues.ts';
 import { engineCommands } from './commands/engine.ts';
 import { scenarioConsoleCommands } from './commands/scenario.ts';
 import { labCommands } from './commands/lab.ts';
+import { attachCommands } from './commands/attach.ts';
 import { LAB_COMMANDS } from '../../labs/commands.ts';   // the commands of the labs (labs/<id>/commands.ts)
 
 export { U64 } from './commands/shared.ts';
@@ -20,7 +21,7 @@ export { U64 } from './commands/shared.ts';
 /** Every command's descriptor, by name. */
 export const DESCRIPTORS = {
   ...sessionCommands, ...deviceCommands, ...memoryCommands, ...queueCommands, ...engineCommands,
-  ...scenarioConsoleCommands, ...labCommands, ...LAB_COMMANDS,
+  ...scenarioConsoleCommands, ...labCommands, ...attachCommands, ...LAB_COMMANDS,
 };
 type Table = typeof DESCRIPTORS;
 export type CommandName = keyof Table;

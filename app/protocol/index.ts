@@ -5,3 +5,4 @@ export * from './net.ts';
 export * from './eventframe.ts';
 export * from './bth.ts';
 export * from './descriptor.ts';
+export * from './attach.ts';

@@ -53,6 +53,8 @@ export const EventBatch = z.object({
   type: z.literal('events'),
   first: z.number(), count: z.number(), dropped: z.number().default(0),
   events: z.array(DeviceEvent),
+  /** the attached program these events come from (app/host/attach.ts); absent: the console's own device */
+  session: z.number().int().min(1).optional(),
 });
 export type EventBatch = z.infer<typeof EventBatch>;
 
@@ -62,6 +64,8 @@ export type EventBatch = z.infer<typeof EventBatch>;
 export const RingSnapshot = z.object({
   type: z.literal('rings'),
   seq: z.number().int().min(0),
+  /** the attached program (as EventBatch.session) */
+  session: z.number().int().min(1).optional(),
   rings: z.array(z.object({
     owner: z.number().int(), device: z.number().int(), queue: z.enum(['sq', 'rq', 'cq', 'srq']), depth: z.number().int(),
     producer: z.number().int().min(0), consumer: z.number().int().min(0), first: z.number().int().min(0),

@@ -24,6 +24,8 @@ export { cComment, cString } from './export-c/emitter.ts';
 const C_EMITTERS: Record<StepCommandName, CEmit> = { ...sessionC, ...deviceC, ...memoryC, ...queueC, ...engineC, ...LAB_C_EMITTERS };
 
 /** The checks and helpers every exported program starts with (a C file of its own). */
+/** how long an exported program waits for a QP state the scenario expects (above rxe's retry and RNR timers) */
+const QP_STATE_DEADLINE_MS = 10_000;
 const PREAMBLE = fs.readFileSync(new URL('./export-c/preamble.h', import.meta.url), 'utf8');
 
 export interface ExportOptions { source?: string }
@@ -132,11 +134,8 @@ function emitStep(e: Emitter, st: Step, n: number) {
   for (const q of ex.qpState ?? []) {
     const h = e.handle(q.qp, 'qp');
     if (h.soft) { notes.push(`qpState ${q.qp}: ${h.soft}`); continue; }
-    B('{');
-    B('    struct ibv_qp_attr qa; struct ibv_qp_init_attr ia;');
-    B(`    rc = ibv_query_qp(${h.expr}, &qa, IBV_QP_STATE, &ia);`);
-    B(`    CHECK(${n}, rc == 0 && qa.qp_state == ${q.state}, ${what(`${q.qp} is in ${q.state}`)});`);
-    B('}');
+    // within a deadline: the state may change asynchronously (a NAK, retries exhausted: preamble.h wait_qp_state)
+    B(`CHECK(${n}, wait_qp_state(${h.expr}, ${q.state}, ${QP_STATE_DEADLINE_MS}) == 0, ${what(`${q.qp} is in ${q.state}`)});`);
   }
   for (const b of ex.bytes ?? []) {
     const addr = ctx.n(b.addr);

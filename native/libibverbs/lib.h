@@ -82,6 +82,15 @@ void progress_locked();
 // After a post: run the engine on this thread and wake the progress thread for the timers it armed.
 void kick();
 std::unique_lock<std::recursive_mutex> lock();
+// VERBSLAB_DEBUG: the device's explanations of what a NIC would only count, on stderr (progress.cpp)
+void debug_print(const std::vector<vl::Event>& evs);
+
+// ---- live in the console (console.cpp): VERBSLAB_CONSOLE streams the device to a running console
+void console_init();                           // from init_session: starts the exporter thread when asked for
+bool console_enabled();
+// With the session lock held (progress_locked): the events, datagrams and (now and then) state into the exporter's
+// bounded queue; past the bound they are counted as dropped. No I/O.
+void console_collect_locked();
 
 inline Context* ctx_of(ibv_context* c) { return reinterpret_cast<Context*>(verbs_get_ctx(c)); }
 inline int set_errno(int e) { errno = e; return e; }

@@ -39,6 +39,7 @@ bool init_session() {
   G.S = &s->internals();
   G.S->async_hook = [](vl::Handle, vl::Handle obj, uint32_t type) { g().async_pending.push_back({obj, type}); };
   G.s = std::move(s);
+  console_init();                              // VERBSLAB_CONSOLE: stream to a running console (console.cpp)
   ibv_device& dev = G.device.dev;
   dev.node_type = IBV_NODE_CA;
   dev.transport_type = IBV_TRANSPORT_IB;       // RoCE devices report IB transport, Ethernet link layer
@@ -118,9 +119,8 @@ static void send_async(const Global::Async& a) {
 
 // VERBSLAB_DEBUG: what a NIC's counters would only count: dropped packets, failed key checks, async events, with the
 // device's explanation.
-static void debug_events() {
-  Global& G = g();
-  for (auto& e : G.s->drain_events()) {
+void debug_print(const std::vector<vl::Event>& evs) {
+  for (auto& e : evs) {
     const bool show = e.kind == vl::EventKind::PacketDropped || (e.kind == vl::EventKind::KeyCheck && !e.ok) ||
                       e.kind == vl::EventKind::AsyncEvent || e.kind == vl::EventKind::QpState;
     if (show) fprintf(stderr, "verbslab: %s %s\n", e.obj_kind.c_str(), e.text.c_str());
@@ -129,7 +129,8 @@ static void debug_events() {
 
 void progress_locked() {
   Global& G = g();
-  if (G.debug) debug_events();
+  if (console_enabled()) console_collect_locked();   // attached to a console: the events go there (console.cpp)
+  else if (G.debug) debug_print(G.s->drain_events());
   if (!G.async_pending.empty()) {
     std::vector<Global::Async> todo;
     todo.swap(G.async_pending);

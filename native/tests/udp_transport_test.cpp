@@ -393,3 +393,38 @@ TEST(UdpTransport, AcceptsRxeStyleIpv4HeaderWithNonZeroId) {
   EXPECT_EQ(std::string(got.begin(), got.end() - 1), "hello from rxe");
   EXPECT_EQ(a.t->stats().rx_dropped, 0u);
 }
+
+// take_capture (native/libibverbs/console.cpp streams a program's datagrams to a console): each datagram kept since
+// the last call, framed as write_pcap frames it (Ethernet, IPv4, UDP to the peer's port), then forgotten.
+TEST(UdpTransport, TakeCaptureHandsOverFramedDatagramsOnce) {
+  Pair p;
+  ASSERT_TRUE(p.open());
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> fr;
+  p.a.t->take_capture(fr);
+  EXPECT_TRUE(fr.empty());                          // capture off: nothing kept
+  p.a.t->set_capture(true);
+  p.a.pattern(0, 8192, 3);
+  ASSERT_TRUE(p.a.post(WR_RDMA_WRITE, 0, 8192, p.b.buf.addr, p.b.mr.rkey, 1).ok());
+  std::vector<Wc> wc;
+  ASSERT_TRUE(pump({&p.a, &p.b}, wait_cq(p.a, p.a.scq, wc, 1)));
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+  p.a.t->take_capture(fr);
+  ASSERT_GE(fr.size(), 3u);                         // 8 KiB at MTU 4096: two WRITE packets out, their ACK in
+  size_t out = 0, in = 0;
+  for (auto& [t, f] : fr) {
+    ASSERT_GE(f.size(), 14u + 20 + 8 + 12 + 4);
+    EXPECT_EQ(f[12], 0x08); EXPECT_EQ(f[13], 0x00);   // IPv4
+    EXPECT_EQ(f[14 + 9], 17);                          // UDP
+    const uint16_t dport = static_cast<uint16_t>(f[14 + 20 + 2] << 8 | f[14 + 20 + 3]);
+    EXPECT_EQ(dport, p.b.t->port());                   // both ends use one port on two addresses
+    if (std::memcmp(&f[14 + 16], p.b.gid() + 12, 4) == 0) out++;   // IPv4 destination: b's address (its GID's last 4)
+    if (std::memcmp(&f[14 + 16], p.a.gid() + 12, 4) == 0) in++;
+  }
+  EXPECT_GE(out, 2u);                               // the WRITE's packets (and any retransmission)
+  EXPECT_GE(in, 1u);                                // the ACK
+  EXPECT_EQ(out + in, fr.size());
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> again;
+  p.a.t->take_capture(again);                       // handed over once
+  EXPECT_TRUE(again.empty());
+}

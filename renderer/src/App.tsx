@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { Orientation } from './components/Orientation.tsx';
 import { Header } from './components/Header.tsx';
 import { RunBar } from './components/RunBar.tsx';
+import { SessionsBar } from './components/Sessions.tsx';
 import { useConsole } from './store/context.tsx';
 import { panelById, panelOfHash, usePanels } from './panels/registry.ts';
 
@@ -15,6 +16,8 @@ export function App() {
   const theme = useConsole((s) => s.theme);
   const panel = useConsole((s) => s.panel);
   const setPanel = useConsole((s) => s.setPanel);
+  // an attached program's device (store/attached.ts): every form says it is read-only (styles.css .read-only form)
+  const readOnly = useConsole((s) => s.readOnly);
   usePanels();   // a panel registered later (a lab) re-renders the shell
   // the panel is in the URL (#events): a reload or a bookmark opens it, back/forward move between panels
   // (main.tsx opens the panel of the hash the page was loaded with)
@@ -39,8 +42,8 @@ export function App() {
   useEffect(() => { if (panel !== firstPanel && !oriented) closeOrientation(); }, [panel]);   // eslint-disable-line react-hooks/exhaustive-deps
   return (
     <div className="app">
-      <div className="sticky"><Header /><RunBar /></div>
-      <main id="panel" className="panel" role="tabpanel" aria-labelledby={`tab-${panel}`} data-testid={`panel-${panel}`}>
+      <div className="sticky"><Header /><SessionsBar /><RunBar /></div>
+      <main id="panel" className={readOnly ? 'panel read-only' : 'panel'} data-read-only={readOnly ?? undefined} role="tabpanel" aria-labelledby={`tab-${panel}`} data-testid={`panel-${panel}`}>
         {!oriented && <Orientation onClose={closeOrientation} />}
         {Panel ? <Panel /> : <p className="muted" data-testid="no-such-panel">No panel "{panel}" is registered.</p>}
       </main>

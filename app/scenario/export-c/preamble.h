@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <infiniband/verbs.h>
 
 static int checks, failures;
@@ -83,6 +84,22 @@ __attribute__((unused)) static int get_cq_event(struct ibv_comp_channel *ch, str
     fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
     if (poll(&p, 1, 2000) <= 0) { errno = EAGAIN; return -1; }
     return ibv_get_cq_event(ch, cq, &cq_ctx);
+}
+
+/* The QP's state is `want` within `ms` milliseconds (polled every millisecond): 0, or the state it is in at the
+ * deadline. A QP leaves RTS for ERR asynchronously, when the responder's NAK arrives or the retries run out (the
+ * scenario's headless run had run the engine to idle by then); a program waits for it as for any asynchronous
+ * outcome, with a deadline above the transport's own timers. */
+__attribute__((unused)) static int wait_qp_state(struct ibv_qp *qp, enum ibv_qp_state want, int ms)
+{
+    struct ibv_qp_attr a;
+    struct ibv_qp_init_attr init;
+    for (int i = 0;; i++) {
+        if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init)) return -1;
+        if (a.qp_state == want || i >= ms) return a.qp_state == want ? 0 : (int)a.qp_state + 100;
+        struct timespec t = { 0, 1000000 };
+        nanosleep(&t, NULL);
+    }
 }
 
 /* RESET -> INIT -> RTR -> RTS with rc_pingpong's attributes (PSN 0), like the console's "connect". */

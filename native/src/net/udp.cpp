@@ -630,4 +630,12 @@ Status UdpTransport::write_pcap(const std::string& path) const {
   return ok();
 }
 
+void UdpTransport::take_capture(std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& out) {
+  for (auto& r : recs_) {
+    out.emplace_back(r.t, std::vector<uint8_t>{});
+    wire::frame(r.f, r.pkt.data(), r.pkt.size(), out.back().second);
+  }
+  recs_.clear();
+}
+
 }  // namespace vl::net

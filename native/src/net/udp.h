@@ -103,6 +103,10 @@ class UdpTransport : public WirePort {
   // Keep every datagram sent and received (with its real IP/UDP framing) for write_pcap().
   void set_capture(bool on) { capture_ = on; }
   Status write_pcap(const std::string& path) const;
+  // Hands over the datagrams kept since the last call, each framed as write_pcap() writes it (Ethernet, the real
+  // IP/UDP headers), with its time, and forgets them: for a caller that streams the capture elsewhere
+  // (native/libibverbs/console.cpp sends it to a console).
+  void take_capture(std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& out);
 
   void transmit(Qp& q, wire::Packet& p) override;
 

@@ -4,6 +4,19 @@ import { useStore } from 'zustand';
 import type { ConsoleState, ConsoleStore } from './store.ts';
 
 const Ctx = createContext<ConsoleStore | null>(null);
+/** the console's main store (its own device, the list of attached sessions) while the panels show an attached one */
+const RootCtx = createContext<ConsoleStore | null>(null);
+
+export function RootProvider({ store, children }: { store: ConsoleStore; children: ReactNode }) {
+  return <RootCtx.Provider value={store}>{children}</RootCtx.Provider>;
+}
+/** the main store's state (the store of the panels when no RootProvider is above) */
+export function useRootConsole<T>(selector: (s: ConsoleState) => T): T {
+  const root = useContext(RootCtx);
+  const s = useContext(Ctx);
+  if (!root && !s) throw new Error('ConsoleProvider missing');
+  return useStore((root ?? s)!, selector);
+}
 
 export function ConsoleProvider({ store, children }: { store: ConsoleStore; children: ReactNode }) {
   return <Ctx.Provider value={store}>{children}</Ctx.Provider>;

@@ -184,6 +184,7 @@ export class QueueModel {
       const key = r.queue === 'sq' || r.queue === 'rq' ? `qp:${r.owner}:${r.queue}` : `${r.queue}:${r.owner}`;
       const ring = this.ring(key, r.owner, r.queue, r.depth);
       ring.depth = Math.max(1, r.depth);
+      if (r.queue === 'cq' && r.depth) this.cq(r.owner).cqe = r.depth;   // the depth the device granted (its ObjectCreated may be older than what was sent)
       ring.producer = r.producer; ring.consumer = r.consumer;
       ring.slots.clear();
       ring.started = r.producer;

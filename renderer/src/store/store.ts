@@ -17,6 +17,7 @@ import { createMemorySlice, type MemorySlice } from './slices/memory.ts';
 import { createQueuesSlice, type QueuesSlice } from './slices/queues.ts';
 import { createWireSlice, type WireSlice } from './slices/wire.ts';
 import { createRunSlice, type RunSlice } from './slices/run.ts';
+import { createSessionsSlice, SESSIONS_POLL_MS, type SessionsSlice } from './slices/sessions.ts';
 
 export type { ConsoleTransport, Model, Scheduler } from './slice.ts';
 export { LatencyStats } from './slice.ts';
@@ -25,13 +26,19 @@ export { TRAFFIC_POLL_MS } from './slices/run.ts';
 export * from './views.ts';
 export type { FormValue } from './slices/ui.ts';
 
-export type ConsoleState = UiSlice & DevicesSlice & MemorySlice & QueuesSlice & WireSlice & EventsSlice & RunSlice;
+export type ConsoleState = UiSlice & DevicesSlice & MemorySlice & QueuesSlice & WireSlice & EventsSlice & RunSlice & SessionsSlice;
 export type ConsoleStore = StoreApi<ConsoleState>;
 
 export interface StoreOptions {
   transport?: ConsoleTransport | null; schedule?: Scheduler; ringCapacity?: number; transportProblem?: string; frameBudgetMs?: number;
   /** clock (ms); injectable for tests */
   now?: () => number;
+  /** an attached program's session (attached.ts): the store takes only that session's events and rings */
+  session?: number;
+  /** who owns the device when the console only watches it (an attached program): the forms are read-only */
+  readOnly?: string;
+  /** ask the host for the attached programs every SESSIONS_POLL_MS while it is up (the console's main store) */
+  pollSessions?: boolean;
 }
 
 export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
@@ -56,6 +63,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
   const store = createStore<ConsoleState>()((set, get) => {
     const ui = createUiSlice(set, get, ctx);
     if (!transport && opts.transportProblem) ui.host = { state: 'down', reason: opts.transportProblem };
+    if (opts.readOnly) ui.readOnly = opts.readOnly;
     return {
       ...ui,
       ...createDevicesSlice(set, get, ctx),
@@ -64,6 +72,7 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       ...createWireSlice(set, get, ctx),
       ...events(set, get, ctx),
       ...createRunSlice(set, get, ctx),
+      ...createSessionsSlice(set, get, ctx),
     };
   });
 
@@ -75,7 +84,12 @@ export function createConsoleStore(opts: StoreOptions = {}): ConsoleStore {
       store.setState({ host: { state: h.state, reason: h.reason, restarts: h.restarts, pid: h.pid } });
       if (h.state === 'up' && prev !== 'up') void store.getState().syncObjects();
     });
+    if (opts.pollSessions) {
+      setInterval(() => { if (store.getState().host.state === 'up') void store.getState().refreshSessions(); }, SESSIONS_POLL_MS);
+    }
     transport.onEvents((b) => {
+      // the events of attached programs (app/host/attach.ts) go to their own stores (attached.ts)
+      if (!Array.isArray(b) && (b as { session?: number }).session !== opts.session) return;
       if (Array.isArray(b)) store.getState().ingest(b);
       else if (b.type === 'rings') store.getState().ingestRings(b);
       else if ('frames' in b) store.getState().ingestFrames(b.frames, b.dropped ?? 0);

@@ -9,6 +9,9 @@ export type FormValue = string | boolean | number | readonly unknown[] | Record<
 
 export interface UiSlice {
   host: { state: 'connecting' | 'starting' | 'up' | 'down'; reason?: string; restarts?: number; pid?: number };
+  /** set when the console only watches a device another program owns (an attached session: store/attached.ts):
+   *  who owns it, e.g. "ibv_rc_pingpong (pid 42)"; the forms say so and their commands are refused */
+  readOnly: string | null;
   hasTransport: boolean;
   restartHost(): void;
   /** the "crash the backend" demo: kill the host process (the console then shows it down, with the reason) */
@@ -37,6 +40,7 @@ export const createUiSlice: Slice<UiSlice> = (set, get, ctx) => {
   return {
     host: transport ? { state: 'connecting' } : { state: 'down', reason: NO_TRANSPORT },
     hasTransport: !!transport,
+    readOnly: null,
     restartHost() { if (transport) transport.control('restart-host'); else setError('host', { code: 'HOST_DOWN', message: NO_TRANSPORT }); },
     killHost() { if (transport) transport.control('kill-host'); else setError('host', { code: 'HOST_DOWN', message: NO_TRANSPORT }); },
 
