@@ -313,6 +313,8 @@ export class RealSession implements NativeSession {
   last_seq(): U64 { return this.seq; }
   sample_events(): U64 { return 0; }
   set_event_capture(): void { /* the events are the verbs' own: always on */ }
+  set_data_path(): NStatus { return this.notVisible('dataPath', 'a real NIC moves the bytes itself; Fast / Strict choose how the software device does'); }
+  data_path(): 'fast' | 'strict' { return 'strict'; }   // what the session reports; nothing is skipped on a real device
   now_ns(): U64 { return this.now(); }
   /** the host's poll while the session is real-time: asynchronous events */
   net_poll(): number { return this.takeAsync(); }
