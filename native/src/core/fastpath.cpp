@@ -63,7 +63,7 @@ void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_m
     encode(p, framing(src, dst, a.ip_id), a.pkt);
     a.built = true;
     if (p.payload_len) h.payload = a.pkt.data() + header_len(p.opcode);
-    auto& e = emit(EventKind::PacketSent, src, 0, "packet", opcode_name(p.opcode));
+    auto& e = emit(EventKind::PacketSent, src, 0, "packet", packet_sent_text(p));
     e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = dst;
     e.pkt = a.pkt;
     pcap.push_back({now, src, dst, a.ip_id, a.pkt});

@@ -371,6 +371,9 @@ class SessionImpl {
   uint64_t refs_sent = 0, refs_owned = 0;        // packets sent by reference / whose payload own_refs() copied
   bool fast_ok(const wire::Packet& p) const;     // the packet may take the fast path
   void send_fast(Handle src, Handle dst, wire::Packet& p, bool payload_in_memory);
+  // a PacketSent event's text: the opcode's name, and what a registered payload decoder (vl/decoders.h) says of the
+  // payload ("RC Send Only: NVMe Write CID 4 ..."); both data paths (net.cpp, fastpath.cpp) use it
+  static std::string packet_sent_text(const wire::Packet& p);
   void deliver_carried(Action& a);
   void own_refs();                               // copy the payload of every queued ref delivery into its own buffer
   const uint8_t* unaliased(const uint8_t* src, uint64_t len, const std::vector<Piece>& dst);   // src, or a copy if it overlaps dst

@@ -22,6 +22,15 @@ void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev, bool paylo
   send_packet_raw(q.dev, dst_dev, p, payload_in_memory);
 }
 
+// The event text names an upper-layer payload a registered decoder claims (vl/decoders.h: "RC Send Only: NVMe Write
+// CID 4 NSID 1 SLBA 0 NLB 8"); the event's typed fields stay the packet's own.
+std::string SessionImpl::packet_sent_text(const wire::Packet& p) {
+  decode::Input din; din.opcode = p.opcode; din.dest_qp = p.dest_qp; din.payload = p.payload; din.len = p.payload_len;
+  decode::Decoded dec;
+  if (!decode::decode_payload(din, dec)) return wire::opcode_name(p.opcode);
+  return std::string(wire::opcode_name(p.opcode)) + ": " + dec.summary;
+}
+
 void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p, bool payload_in_memory) {
   if (fast_ok(p)) return send_fast(src, dst, p, payload_in_memory);   // DataPath::Fast (fastpath.cpp)
   Action a;
@@ -31,12 +40,7 @@ void SessionImpl::send_packet_raw(Handle src, Handle dst, wire::Packet& p, bool 
   wire::Framing f = framing(src, dst, a.ip_id);
   wire::encode(p, f, a.pkt);
   if (capture) {
-    // the event text names an upper-layer payload a registered decoder claims (vl/decoders.h: "RC Send Only:
-    // NVMe Write CID 4 NSID 1 SLBA 0 NLB 8"); the typed fields stay the packet's own
-    decode::Input din; din.opcode = p.opcode; din.dest_qp = p.dest_qp; din.payload = p.payload; din.len = p.payload_len;
-    decode::Decoded dec;
-    auto& e = emit(EventKind::PacketSent, src, 0, "packet",
-                   decode::decode_payload(din, dec) ? std::string(wire::opcode_name(p.opcode)) + ": " + dec.summary : wire::opcode_name(p.opcode));
+    auto& e = emit(EventKind::PacketSent, src, 0, "packet", packet_sent_text(p));
     e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = dst;
     e.pkt = a.pkt;
     pcap.push_back({now, src, dst, a.ip_id, a.pkt});
