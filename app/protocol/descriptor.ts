@@ -7,8 +7,9 @@
 // a compile error. This file and app/protocol/commands/* import nothing from Node: the renderer imports them.
 import { z } from 'zod';
 
-/** The kinds of object a handle names (rdma-core's ibv_* objects plus the lab's buffers and devices). */
-export const OBJECT_KINDS = ['device', 'pd', 'buffer', 'mr', 'mw', 'cq', 'srq', 'qp', 'ah'] as const;
+/** The kinds of object a handle names (rdma-core's ibv_* objects plus the lab's buffers and devices; lab 4's soft
+ *  NVMe function and the RFC's nvme_ctrl attached to an offload SRQ, labs/nvmf/commands.ts). */
+export const OBJECT_KINDS = ['device', 'pd', 'buffer', 'mr', 'mw', 'cq', 'srq', 'qp', 'ah', 'nvme', 'nvmeCtrl'] as const;
 export type HandleKind = (typeof OBJECT_KINDS)[number];
 
 /** Facts per object kind: the prefix of a recorded name ("mr0") and the fields of its latest result a scenario
@@ -23,6 +24,8 @@ export const KIND_FACTS: Record<HandleKind, { prefix: string; refFields: readonl
   srq: { prefix: 'srq', refFields: ['handle'] },
   qp: { prefix: 'qp', refFields: ['handle', 'qpNum'] },
   ah: { prefix: 'ah', refFields: ['handle'] },
+  nvme: { prefix: 'nvme', refFields: ['handle', 'bar0'] },
+  nvmeCtrl: { prefix: 'nvmectrl', refFields: ['handle'] },
 };
 
 // ---- handle positions. A command's argument shape asks for `h('pd')`, `h('cq')`, …: the live protocol gets a

@@ -25,7 +25,7 @@ describe('scenario JSON Schema', () => {
     // the handle positions of the command schemas, as rdma-core's verbs name them (a kind per field name)
     expect(HANDLE_FIELDS).toEqual({
       device: 'device', destDevice: 'device', pd: 'pd', buffer: 'buffer', mr: 'mr', bindMr: 'mr', regMr: 'mr',
-      mw: 'mw', cq: 'cq', sendCq: 'cq', recvCq: 'cq', srq: 'srq', qp: 'qp', peer: 'qp', ah: 'ah',
+      mw: 'mw', cq: 'cq', sendCq: 'cq', recvCq: 'cq', srq: 'srq', qp: 'qp', peer: 'qp', ah: 'ah', nvme: 'nvme', nvmeCtrl: 'nvmeCtrl',
       targetDevice: 'device', hostDevice: 'device',   // lab 4's nvmf.setup
     });
     // and a handle position takes a name or a handle, never a reference

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core_fixture.h"
 #include "vl/names.h"
 #include "vl/nvmf.h"
 #include "vl/session.h"
@@ -139,16 +140,8 @@ struct NvmfRig {
     }
     return out;
   }
-  std::vector<uint8_t> host_bytes(uint64_t off, size_t n) {
-    std::vector<uint8_t> v(n);
-    EXPECT_TRUE(s.read_memory(hbuf.addr + off, v.data(), n).ok());
-    return v;
-  }
-  void host_pattern(uint64_t off, size_t n, uint32_t seed) {
-    std::vector<uint8_t> v(n);
-    for (size_t i = 0; i < n; i++) v[i] = uint8_t(i * 13 + seed * 31 + (i >> 10));
-    ASSERT_TRUE(s.write_memory(hbuf.addr + off, v.data(), n).ok());
-  }
+  std::vector<uint8_t> host_bytes(uint64_t off, size_t n) { return read(s, hbuf.addr + off, n); }
+  void host_pattern(uint64_t off, size_t n, uint32_t seed) { pattern(s, hbuf.addr + off, n, seed); }
   // the Offload steps of the events drained so far, for one cid
   std::vector<std::string> steps(const std::vector<Event>& evs, uint16_t cid) {
     std::vector<std::string> v;

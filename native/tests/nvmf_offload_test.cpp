@@ -293,6 +293,23 @@ TEST(NvmfOffload, BackendRingsWrapWithThePhaseTag) {
   auto snap = nvmf::snapshot(r.s, r.srq).value;
   EXPECT_EQ(snap.ctrls[0].cq_head, 40 % 16);
   EXPECT_EQ(snap.ctrls[0].phase, true);    // third pass of the CQ: phase 1 again
+  EXPECT_TRUE(snap.ctrls[0].alive);        // the command watchdog never fired for answered commands
+}
+
+TEST(NvmfFaults, WatchdogRearmsForALaterLostCommand) {
+  NvmfRig r;
+  r.map_and_enable();
+  r.send_capsule(r.io(nvme::OPC_READ, 0, 1, NvmfRig::kData, 512));   // answered
+  for (int i = 0; i < 200 && r.s.step(); i++) {}
+  ASSERT_EQ(r.responses().size(), 1u);
+  ASSERT_TRUE(nvmf::nvme_inject_timeout(r.s, r.nvme, 1).ok());
+  const uint64_t t0 = r.s.now_ns();
+  const uint16_t lost = r.send_capsule(r.io(nvme::OPC_READ, 1, 1, NvmfRig::kData, 512));
+  r.s.run();
+  bool timeout = false;
+  for (auto& e : r.s.drain_events())
+    if (e.kind == EventKind::Offload && e.a == uint64_t(NvmfStep::BackendTimeout)) { timeout = true; EXPECT_EQ(e.b, lost); EXPECT_GE(e.time_ns, t0 + 1000000000ull); }
+  EXPECT_TRUE(timeout);
 }
 
 TEST(NvmfOffload, StagingExhaustionQueuesCommands) {
@@ -415,6 +432,56 @@ TEST(NvmfFaults, PciErrorWithCommandsInFlight) {
   EXPECT_EQ(r.s.query_qp(r.tqp)->attr.qp_state, QPS_ERR);
   EXPECT_TRUE(nvmf::snapshot(r.s, r.srq).value.inflight.empty());
   EXPECT_TRUE(r.responses().empty());
+}
+
+}  // namespace
+
+namespace {
+using namespace vlt;
+
+// A QP destroyed / reset with commands inside the device: nothing leaks, staging of a command at the SSD stays held
+// until its CQE comes, and a reset QP must be enabled again.
+TEST(NvmfTeardown, DestroyAndResetWithCommandsInFlight) {
+  NvmfRig r;
+  r.map_and_enable();
+  r.send_capsule(r.io(nvme::OPC_WRITE, 0, 8, NvmfRig::kData, 4096));   // will be waiting on its RDMA READ
+  r.send_capsule(r.io(nvme::OPC_READ, 8, 8, NvmfRig::kData + 4096, 4096));
+  for (int i = 0; i < 10000; i++) {
+    auto snap = nvmf::snapshot(r.s, r.srq).value;
+    bool read_at_ssd = false;
+    for (auto& c : snap.inflight) if (c.opcode == nvme::OPC_READ && c.step == NvmfStep::SqDoorbell) read_at_ssd = true;
+    if (read_at_ssd) break;
+    ASSERT_TRUE(r.s.step());
+  }
+  QpAttr a; a.qp_state = QPS_RESET;
+  ASSERT_TRUE(r.s.modify_qp(r.tqp, a, QP_STATE).ok());
+  auto mid = nvmf::snapshot(r.s, r.srq).value;
+  EXPECT_LE(mid.inflight.size(), 1u);   // only the READ at the SSD remains
+  r.s.run();
+  auto end = nvmf::snapshot(r.s, r.srq).value;
+  EXPECT_TRUE(end.inflight.empty());
+  for (uint32_t p : end.staging_pages) EXPECT_EQ(p, 0u);
+  EXPECT_TRUE(end.enabled_qps.empty());   // the reset QP is no longer offload-enabled
+  EXPECT_TRUE(end.ctrls[0].alive);
+  // destroy a second, enabled QP with a command at the SSD
+  QpInitAttr ti; ti.pd = r.tpd; ti.send_cq = r.tcq; ti.recv_cq = r.tcq; ti.srq = r.srq; ti.cap.max_send_wr = 16;
+  Handle t2 = r.s.create_qp(r.tpd, ti).value.handle;
+  QpInitAttr hi; hi.pd = r.hpd; hi.send_cq = r.hcq; hi.recv_cq = r.hcq;
+  Handle h2 = r.s.create_qp(r.hpd, hi).value.handle;
+  r.connect(h2, r.hdev, t2, r.tdev);
+  r.connect(t2, r.tdev, h2, r.hdev);
+  ASSERT_TRUE(nvmf::qp_set_nvmf(r.s, t2, QP_NVMF_ATTR_FLAG_ENABLE).ok());
+  nvme::Sqe e = r.io(nvme::OPC_READ, 0, 1, NvmfRig::kData, 512);
+  e.set_cid(77);
+  ASSERT_TRUE(r.s.write_memory(r.hbuf.addr + 0x1000, e.b, 64).ok());
+  SendWr w; w.opcode = WR_SEND; w.sg_list = {{r.hbuf.addr + 0x1000, 64, r.hmr.lkey}};
+  ASSERT_TRUE(r.s.post_send(h2, {w}).ok());
+  for (int i = 0; i < 10000 && nvmf::snapshot(r.s, r.srq).value.inflight.empty(); i++) ASSERT_TRUE(r.s.step());
+  ASSERT_TRUE(r.s.destroy_qp(t2).ok());
+  r.s.run();
+  end = nvmf::snapshot(r.s, r.srq).value;
+  EXPECT_TRUE(end.inflight.empty());
+  for (uint32_t p : end.staging_pages) EXPECT_EQ(p, 0u);
 }
 
 }  // namespace

@@ -375,6 +375,7 @@ class SessionImpl {
   bool nvmf_recv(Qp& q, const Wc& wc);         // a receive completion from an NVMF SRQ: true if the device took it
   void nvmf_wqe_done(Qp& q, const SendWqe& w, uint32_t status);
   void nvmf_action(const Action& a);
+  void nvmf_qp_gone(Handle qp);                // the QP is reset or destroyed: its offloaded commands are dropped
 
   // ---- engine (engine.cpp)
   void push(Action a);

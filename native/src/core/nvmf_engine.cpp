@@ -96,7 +96,11 @@ struct Engine {
     retire(id);
   }
 
-  bool qp_ok(const NvmfCmd& c) { Qp* q = S.qp(c.qp); return q && q->state == QPS_RTS; }
+  bool qp_ok(const NvmfCmd& c) {
+    Qp* q = S.qp(c.qp);
+    auto nq = N.qps.find(c.qp);
+    return q && q->state == QPS_RTS && nq != N.qps.end() && nq->second.gen == c.qp_gen;
+  }
 
   // the device's own work request on the QP (no user CQE; completes to nvmf_wqe_done)
   void post(NvmfCmd& c, SendWr wr) {
@@ -205,9 +209,9 @@ struct Engine {
     NvmeFn& f = N.fns.at(b.nvme);
     f.ctrl->write32(uint32_t(b.attr.sqdb - f.bar0), b.sq_tail);
     step(c, NvmfStep::SqDoorbell, b.sq_tail, b.attr.sqdb, "SQ tail doorbell " + hex(b.attr.sqdb) + " <- " + num(b.sq_tail));
-    c.timeout_gen++;
+    c.deadline = S.now + uint64_t(b.attr.cmd_timeout_ms) * 1000000ull;
     nvmf_push(S, NVMF_BACKEND, 0, b.nvme, N.backend_latency_ns);
-    nvmf_push(S, NVMF_TIMEOUT, c.id, Handle(c.timeout_gen), uint64_t(b.attr.cmd_timeout_ms) * 1000000ull);
+    if (!b.watchdog_pending) { b.watchdog_pending = true; nvmf_push(S, NVMF_TIMEOUT, 0, b.h, c.deadline - S.now); }
   }
 
   // The soft SSD runs, then the device polls each backend CQ attached to it (P2P CQs have no interrupt: phase tag)
@@ -299,12 +303,20 @@ struct Engine {
     retire(id);
   }
 
-  void timeout(uint32_t id, uint64_t gen) {
-    auto it = N.cmds.find(id);
-    if (it == N.cmds.end() || it->second.state != CmdState::Backend || it->second.timeout_gen != gen) return;
-    auto b = N.ctrls.find(it->second.ctrl);
+  // The ctrl's command watchdog: the oldest command at the backend past its deadline fails the ctrl; otherwise the
+  // watchdog re-arms at the oldest deadline, or stops when nothing is at the backend.
+  void timeout(Handle ctrl) {
+    auto b = N.ctrls.find(ctrl);
     if (b == N.ctrls.end()) return;
-    nvmf_backend_fatal(S, b->second, NvmfStep::BackendTimeout, id);
+    b->second.watchdog_pending = false;
+    if (!b->second.alive) return;
+    uint32_t oldest = 0; uint64_t when = UINT64_MAX;
+    for (auto& [bc, id] : b->second.by_be_cid)
+      if (auto it = N.cmds.find(id); it != N.cmds.end() && it->second.deadline < when) { when = it->second.deadline; oldest = id; }
+    if (!oldest) return;
+    if (when <= S.now) return nvmf_backend_fatal(S, b->second, NvmfStep::BackendTimeout, oldest);
+    b->second.watchdog_pending = true;
+    nvmf_push(S, NVMF_TIMEOUT, 0, ctrl, when - S.now);
   }
 };
 
@@ -336,13 +348,25 @@ void nvmf_backend_fatal(SessionImpl& S, NvmfCtrl& b, NvmfStep why, uint32_t cmd_
   }
 }
 
+// Reset or destroy of a QP: its commands waiting for staging or for the device's own work requests (which the reset
+// dropped) retire now; those at the backend keep their staging until their CQE is reaped, since the SSD may still
+// write into it (MLNX_OFED's QP_LAST_NVME_CQE_REACHED ordering), and then retire without a response.
+void SessionImpl::nvmf_qp_gone(Handle qph) {
+  Engine E{*this, *nvmf};
+  NvmfQp& nq = nvmf->qps[qph];
+  nq.gen++; nq.enabled = false; nq.connect_seen = false; nq.sqhd = 0;
+  std::vector<uint32_t> drop;
+  for (auto& [id, c] : nvmf->cmds) if (c.qp == qph && c.state != CmdState::Backend) drop.push_back(id);
+  for (uint32_t id : drop) E.retire(id);
+}
+
 void SessionImpl::nvmf_action(const Action& a) {
   if (!nvmf) return;
   Engine E{*this, *nvmf};
   switch (a.ip_id) {
     case NVMF_ADVANCE: E.advance(uint32_t(a.gen)); break;
     case NVMF_BACKEND: E.backend(a.qp); break;
-    case NVMF_TIMEOUT: E.timeout(uint32_t(a.gen), a.qp); break;
+    case NVMF_TIMEOUT: E.timeout(a.qp); break;
     case NVMF_FINISH: E.finish(uint32_t(a.gen), a.src_dev, a.dst_dev); break;
   }
 }
@@ -384,7 +408,7 @@ bool SessionImpl::nvmf_recv(Qp& q, const Wc& wc) {
     return pass(NvmfPass::AdminOrFabrics, "Fabrics command (FCTYPE " + hex(e.b[4], 2) + ")");
   }
   if (!nq.enabled) return pass(NvmfPass::NotEnabled, "QP not offload-enabled");
-  const uint32_t bit = opc == nvme::OPC_WRITE ? NVMF_OP_WRITE : opc == nvme::OPC_READ ? NVMF_OP_READ : opc == nvme::OPC_FLUSH ? NVMF_OP_FLUSH : 0;
+  const uint32_t bit = opc == nvme::OPC_WRITE ? uint32_t(NVMF_OP_WRITE) : opc == nvme::OPC_READ ? uint32_t(NVMF_OP_READ) : opc == nvme::OPC_FLUSH ? uint32_t(NVMF_OP_FLUSH) : 0u;
   if (!bit || !(x.attr.offload_ops & bit)) {
     nvmf_emit(*this, q.dev, q.h, "qp", NvmfStep::UnsupportedOp, cid, opc, x.attr.offload_ops,
               "UNSUPPORTED_NVMF_OP: opcode " + hex(opc, 2) + " (" + nvme::opcode_name(opc) + ") outside offload_ops " + num(x.attr.offload_ops));
@@ -399,7 +423,7 @@ bool SessionImpl::nvmf_recv(Qp& q, const Wc& wc) {
   auto bit_ctrl = nvmf->ctrls.find(n.ctrl);
   if (bit_ctrl == nvmf->ctrls.end() || !bit_ctrl->second.alive) return pass(NvmfPass::BackendDown, "backend controller down");
   NvmfCmd c;
-  c.qp = q.h; c.srq = x.h; c.ctrl = n.ctrl; c.recv = q.cur_wqe; c.sqe = e; c.opc = opc; c.cid = cid; c.fe_nsid = n.fe_nsid;
+  c.qp = q.h; c.qp_gen = nq.gen; c.srq = x.h; c.ctrl = n.ctrl; c.recv = q.cur_wqe; c.sqe = e; c.opc = opc; c.cid = cid; c.fe_nsid = n.fe_nsid;
   if (opc != nvme::OPC_FLUSH) {
     const uint32_t ratio = n.lba_data_size / n.be_block;
     c.len = uint64_t(e.nlb()) * n.lba_data_size;

@@ -42,6 +42,7 @@ struct NvmfCtrl {                      // an nvme_ctrl attached to an offload SR
   uint16_t sq_tail = 0, cq_head = 0;   // the device's shadow tail / head
   bool phase = true;                   // the phase tag the next new CQE carries
   bool alive = true;
+  bool watchdog_pending = false;       // one NVMF_TIMEOUT action per ctrl, at the oldest command's deadline (as the ACK timer)
   std::map<uint16_t, uint32_t> by_be_cid;   // backend cid -> command id
   uint16_t next_be_cid = 0;
 };
@@ -79,10 +80,11 @@ struct NvmfCmd {
   uint32_t dw0 = 0, dw1 = 0;
   CmdState state = CmdState::Staging;
   NvmfStep step = NvmfStep::Recv;
-  uint64_t timeout_gen = 0;
+  uint32_t qp_gen = 0;                 // NvmfQp::gen when the capsule arrived (a reset QP is another connection)
+  uint64_t deadline = 0;               // virtual time by which the backend CQE must be seen (cmd_timeout_ms)
 };
 
-struct NvmfQp { bool enabled = false; bool connect_seen = false; uint16_t sqhd = 0; };
+struct NvmfQp { bool enabled = false; bool connect_seen = false; uint16_t sqhd = 0; uint32_t gen = 0; };   // gen: bumped at RESET / destroy
 
 struct NvmfState {
   std::map<Handle, NvmeFn> fns;

@@ -260,7 +260,7 @@ Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
   if (mask & QP_MIN_RNR_TIMER) A.min_rnr_timer = a.min_rnr_timer;
   if (mask & QP_DEST_QPN) A.dest_qp_num = a.dest_qp_num;
   if (mask & QP_STATE && next != cur) {
-    if (next == QPS_RESET) { reset_qp(q); S.set_qp_state(q, next, "modify_qp"); }
+    if (next == QPS_RESET) { reset_qp(q); if (S.nvmf) S.nvmf_qp_gone(q.h); S.set_qp_state(q, next, "modify_qp"); }
     else if (next == QPS_ERR) S.qp_to_error(q, "modify_qp");
     else S.set_qp_state(q, next, "modify_qp");
     if (next == QPS_RTS) S.schedule_req(q);
@@ -297,6 +297,7 @@ Status Session::destroy_qp(Handle qph) {
         e.a = w.rkey; e.why(Change::QpDestroyed).state(KeyState::Free);
       }
     }
+  if (S.nvmf) S.nvmf_qp_gone(qph);
   Device& d = *S.dev(q->dev);
   d.qp_by_qpn.erase(q->qpn);
   d.n_qp--;
