@@ -32,6 +32,8 @@ export class FlowLog {
     this.rows.push({ t: this.now(), ...r });
     if (this.rows.length > this.keep) this.rows.splice(0, this.rows.length - this.keep);
   }
+  /** a row at a given time (the device's rows, from the time of their event) */
+  addAt(t: number, r: Omit<FlowRow, 't'>): void { this.rows.push({ t, ...r }); }
   /** rows since index `from` (a reply carries the rows of its own command) */
   since(from: number): FlowRow[] { return this.rows.slice(from); }
   get length(): number { return this.rows.length; }

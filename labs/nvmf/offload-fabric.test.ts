@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createExecutor, type NativeExecutor } from '../../app/host/executor.ts';
 import { NvmfStep } from '../../app/protocol/enums.ts';
 import { DEFAULT_FABRIC, NvmfFabric } from './fabric.ts';
-import { attachOffload, enableOffload, OffloadError, type OffloadBackend } from './offload.ts';
+import { attachOffload, enableOffload, watchDevice, type OffloadBackend } from './offload.ts';
 import { CC, Cns, Prop } from './spec.ts';
 
 let x: NativeExecutor;
@@ -31,13 +31,6 @@ beforeEach(() => { x = createExecutor({ seed: 7 }); f = new NvmfFabric(x, dev('t
 afterEach(() => x.close());
 
 describe('offload backend under the software target', () => {
-  it('is refused once a queue exists (the queues must receive from the SRQ)', () => {
-    const g = new NvmfFabric(x, dev('t2'), dev('h2'), cfg);
-    const r = g.addQueue(0, 8);
-    expect('host' in r).toBe(true);
-    expect(() => attachOffload(g)).toThrow(OffloadError);
-  });
-
   it('Connect and admin by software from the SRQ; READ / WRITE / FLUSH by the device after enable, every byte verified', () => {
     bringUp();
     const capsules = f.target.counters.capsules;
@@ -65,6 +58,22 @@ describe('offload backend under the software target', () => {
     const id = f.run(0, { op: 'identify', cns: Cns.CONTROLLER, nsid: 0 }).done!;
     expect(id.cqe.status).toBe(0);
     expect(f.target.counters.capsules).toBe(capsules + 1);
+  });
+
+  it('the device\'s steps of an offloaded READ become device rows of its flow, in time order with the host\'s', () => {
+    bringUp();
+    enableOffload(f, 1);
+    watchDevice(f);
+    expect(f.run(1, { op: 'write', nsid: 1, slba: 0n, nlb: 8, sgl: 'keyed' }).done!.cqe.status).toBe(0);
+    const r = f.run(1, { op: 'read', nsid: 1, slba: 0n, nlb: 8, sgl: 'keyed' });
+    const rows = f.flow.since(r.flowFrom).filter((x) => x.qid === 1 && x.cid === r.cid);
+    expect(rows.filter((x) => x.owner === 'device').map((x) => x.stage)).toEqual(['RECV', 'PARSE', 'STAGING_ALLOC', 'SQE_WRITE', 'SQ_DOORBELL', 'CQE', 'CQ_DOORBELL', 'RDMA_WRITE', 'SEND_RESPONSE', 'DONE']);
+    expect(rows.some((x) => x.owner === 'software')).toBe(false);
+    expect(rows.filter((x) => x.owner === 'device').every((x) => x.detail!.endsWith('(modelled)'))).toBe(true);
+    expect(rows.find((x) => x.stage === 'RDMA_WRITE')!.verb).toBe('IBV_WR_RDMA_WRITE');
+    const ts = rows.map((x) => x.t);
+    expect(ts).toEqual([...ts].sort((a, b) => a - b));
+    expect(rows[0]!.owner).toBe('host');
   });
 
   it('queue depth 32 offloaded: 64 WRITEs then 256 READs, all verified, no software step', () => {

@@ -4,7 +4,9 @@
 // afterwards receives from the SRQ; once a queue's Connect is done the target enables offload on its QP
 // (ibv_qp_set_nvmf after CONNECT) and the device serves its READ / WRITE / FLUSH capsules itself, while what it does not
 // offload (Connect, admin, Fabrics) still reaches the software target as ordinary RECV completions.
-import type { Command } from '../../app/protocol/index.ts';
+import { NvmfPass, NvmfStep } from '../../app/protocol/enums.ts';
+import type { Command, DeviceEvent } from '../../app/protocol/index.ts';
+import type { FlowRow } from './flow.ts';
 import type { NvmfFabric } from './fabric.ts';
 import { must } from './verbs.ts';
 
@@ -18,9 +20,10 @@ function run<T>(f: NvmfFabric, cmd: string, args: Record<string, unknown>): T {
 }
 export class OffloadError extends Error { constructor(readonly code: string, message: string) { super(message); } }
 
-/** Set up the backend before any queue exists (the SRQ must be there when the queues' QPs are created). */
+/** Set up the backend. Queues added from now on receive from the SRQ (their QP is created on it); queues that exist
+ *  already keep their own receive queue and stay served by software. */
 export function attachOffload(f: NvmfFabric, stagingLen = 1 << 20): OffloadBackend {
-  if (f.pairs.size) throw new OffloadError('EBUSY', 'the offload SRQ must exist before the first queue (nvmf.offload before nvmf.queue)');
+  if (f.offload) throw new OffloadError('EEXIST', 'the target has its offload backend already');
   const s = f.x.s, t = f.target, depth = f.cfg.queueDepth;
   const stg = must(s.alloc_buffer(stagingLen), 'staging buffer');
   const smr = must(s.reg_mr(t.pd, stg.addr, stagingLen, 1 /* IBV_ACCESS_LOCAL_WRITE */), 'staging reg_mr');
@@ -38,7 +41,8 @@ export function attachOffload(f: NvmfFabric, stagingLen = 1 << 20): OffloadBacke
     srq, sqBuf: { mr: q.sqMr, addr: q.sqAddr, len: depth * 64 }, cqBuf: { mr: q.cqMr, addr: q.cqAddr, len: depth * 16 }, sqdb: q.sqdb, cqdb: q.cqdb,
   }).nvmeCtrl;
   run(f, 'nvmf.map_nsid', { nvmeCtrl, feNsid: f.cfg.nsid, lbaDataSize: f.cfg.lbaSize, nvmeNsid: f.cfg.nsid });
-  return { srq, nvme: nv.nvme, nvmeCtrl, bar0: nv.bar0, stagingAddr, stagingLen };
+  f.offload = { srq, nvme: nv.nvme, nvmeCtrl, bar0: nv.bar0, stagingAddr, stagingLen };
+  return f.offload;
 }
 
 /** ibv_qp_set_nvmf(IBV_QP_NVMF_ATTR_FLAG_ENABLE) on the target QP of a queue. */
@@ -46,4 +50,56 @@ export function enableOffload(f: NvmfFabric, qid: number): void {
   const p = f.pairs.get(qid);
   if (!p) throw new OffloadError('ENOENT', `no queue ${qid}`);
   run(f, 'nvmf.qp_enable', { qp: p.target.qp });
+}
+
+const stepName = (a: number): string => NvmfStep.names.find((n) => NvmfStep.values[n] === a) ?? `step ${a}`;
+const passName = (c: number): string => NvmfPass.names.find((n) => NvmfPass.values[n] === c) ?? `reason ${c}`;
+const hex = (v: number) => `0x${(v >>> 0).toString(16)}`;
+
+/** A device flow row from one Offload event (a/b/c/d as native/EVENTS.md and docs/nvmf-offload.md say): stage = the
+ *  engine's step, verb = the work request the device posts itself, detail from c / d. */
+export function deviceRow(e: DeviceEvent, qid: number): Omit<FlowRow, 't'> {
+  const step = stepName(e.a), c = e.c, d = e.d;
+  const row = (verb: string | undefined, detail: string) => ({ qid, cid: e.b, owner: 'device' as const, stage: step, ...(verb ? { verb } : {}), detail: `${detail} (modelled)` });
+  switch (step) {
+    case 'RECV': return row('IBV_WC_RECV', `opcode ${hex(c)}, fe NSID ${d}`);
+    case 'PARSE': return row(undefined, `${c} bytes, SGL ${hex(d)}`);
+    case 'TO_SOFTWARE': return row(undefined, `to software: ${passName(c)}`);
+    case 'STAGING_ALLOC': return row(undefined, `staging pages ${c}..${c + d - 1}`);
+    case 'STAGING_WAIT': return row(undefined, `waits for ${c} staging pages`);
+    case 'RDMA_READ': return row('IBV_WR_RDMA_READ', `${c} bytes host -> staging, rkey ${hex(d)}`);
+    case 'RDMA_READ_DONE': return row('IBV_WC_RDMA_READ', `${c} bytes in staging`);
+    case 'ICD_COPY': return row(undefined, `${c} bytes in-capsule data -> staging`);
+    case 'SQE_WRITE': return row(undefined, `backend SQ slot ${c}, backend CID ${d}`);
+    case 'SQ_DOORBELL': return row(undefined, `SQ tail ${c} at ${hex(d)}`);
+    case 'CQE': return row(undefined, `backend CQ slot ${c}, status ${hex(d >> 1)}, phase ${d & 1}`);
+    case 'CQ_DOORBELL': return row(undefined, `CQ head ${c} at ${hex(d)}`);
+    case 'RDMA_WRITE': return row('IBV_WR_RDMA_WRITE', `${c} bytes staging -> host, rkey ${hex(d)}`);
+    case 'SEND_RESPONSE': return row(d ? 'IBV_WR_SEND_WITH_INV' : 'IBV_WR_SEND', `status ${hex(c)}`);
+    case 'DONE': return row(undefined, `status ${hex(c)}`);
+    case 'BEFORE_CONNECT': return row(undefined, 'served before the queue\'s Connect (violation)');
+    case 'RDMA_ERROR': return row(undefined, `work request failed: wc status ${c}, QP to ERR`);
+    case 'BACKEND_TIMEOUT': return row(undefined, 'backend command timed out: nvme_ctrl down');
+    case 'BACKEND_PCI_ERR': return row(undefined, 'backend PCI error: nvme_ctrl down');
+    case 'UNSUPPORTED_OP': return row(undefined, `opcode ${hex(c)} not in offload_ops ${d}`);
+    default: return row(undefined, `c ${c}, d ${d}`);
+  }
+}
+
+/** From now on every Offload event of the fabric's target device becomes a device row of its command's flow, as the
+ *  engine steps (the events stay pending for the console). Events on the SRQ (backend faults) have qid -1. */
+export function watchDevice(f: NvmfFabric): void {
+  let last = f.x.pendingEvents().at(-1)?.seq ?? -1;
+  f.afterStep = () => {
+    const evs = f.x.pendingEvents();
+    let i = evs.length;
+    while (i > 0 && evs[i - 1]!.seq > last) i--;
+    for (; i < evs.length; i++) {
+      const e = evs[i]!;
+      last = e.seq;
+      if (e.kind !== 'Offload' || e.device !== f.targetDev) continue;
+      const pair = [...f.pairs.values()].find((p) => p.target.qp === e.obj);
+      f.flow.addAt(e.t, deviceRow(e, pair ? pair.qid : -1));
+    }
+  };
 }
