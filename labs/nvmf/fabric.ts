@@ -36,6 +36,8 @@ export class NvmfFabric {
   offload: OffloadBackend | null = null;
   /** called after every engine step (lab commands: the device's offload steps become flow rows as they happen) */
   afterStep: (() => void) | null = null;
+  /** the device's offload steps seen so far (watchDevice), by "qid:STEP" (qid -1: events on the SRQ) */
+  readonly deviceCounts: Record<string, number> = {};
 
   constructor(readonly x: NativeExecutor, readonly targetDev: number, readonly hostDev: number, readonly cfg: FabricConfig) {
     const s = x.s;

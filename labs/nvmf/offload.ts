@@ -10,7 +10,7 @@ import type { FlowRow } from './flow.ts';
 import type { NvmfFabric } from './fabric.ts';
 import { must } from './verbs.ts';
 
-export interface OffloadBackend { srq: number; nvme: number; nvmeCtrl: number; bar0: number; stagingAddr: number; stagingLen: number }
+export interface OffloadBackend { srq: number; nvme: number; nvmeCtrl: number; bar0: number; stagingAddr: number; stagingLen: number; enabledQids: number[] }
 
 /** A protocol command through the fabric's executor (the device's offload verbs, labs/nvmf/commands.ts). */
 function run<T>(f: NvmfFabric, cmd: string, args: Record<string, unknown>): T {
@@ -41,7 +41,7 @@ export function attachOffload(f: NvmfFabric, stagingLen = 1 << 20): OffloadBacke
     srq, sqBuf: { mr: q.sqMr, addr: q.sqAddr, len: depth * 64 }, cqBuf: { mr: q.cqMr, addr: q.cqAddr, len: depth * 16 }, sqdb: q.sqdb, cqdb: q.cqdb,
   }).nvmeCtrl;
   run(f, 'nvmf.map_nsid', { nvmeCtrl, feNsid: f.cfg.nsid, lbaDataSize: f.cfg.lbaSize, nvmeNsid: f.cfg.nsid });
-  f.offload = { srq, nvme: nv.nvme, nvmeCtrl, bar0: nv.bar0, stagingAddr, stagingLen };
+  f.offload = { srq, nvme: nv.nvme, nvmeCtrl, bar0: nv.bar0, stagingAddr, stagingLen, enabledQids: [] };
   return f.offload;
 }
 
@@ -50,6 +50,19 @@ export function enableOffload(f: NvmfFabric, qid: number): void {
   const p = f.pairs.get(qid);
   if (!p) throw new OffloadError('ENOENT', `no queue ${qid}`);
   run(f, 'nvmf.qp_enable', { qp: p.target.qp });
+  if (f.offload && !f.offload.enabledQids.includes(qid)) f.offload.enabledQids.push(qid);
+}
+
+/** A fault of the backend SSD (nvme.inject_timeout: the next command is fetched and never completed; nvme.pci_error),
+ *  then the engine run until it settles (the watchdog fires at the nvme_ctrl's deadline in virtual time). Returns
+ *  whether the nvme_ctrl is still alive. */
+export function offloadFault(f: NvmfFabric, fault: 'timeout' | 'pci-error'): boolean {
+  const b = f.offload;
+  if (!b) throw new OffloadError('ENOENT', 'no offload backend');
+  if (fault === 'timeout') run(f, 'nvme.inject_timeout', { nvme: b.nvme, n: 1 });
+  else run(f, 'nvme.pci_error', { nvme: b.nvme });
+  f.pump();
+  return run<{ ctrls: { alive: boolean }[] }>(f, 'nvmf.snapshot', { srq: b.srq }).ctrls[0]?.alive ?? false;
 }
 
 const stepName = (a: number): string => NvmfStep.names.find((n) => NvmfStep.values[n] === a) ?? `step ${a}`;
@@ -99,7 +112,10 @@ export function watchDevice(f: NvmfFabric): void {
       last = e.seq;
       if (e.kind !== 'Offload' || e.device !== f.targetDev) continue;
       const pair = [...f.pairs.values()].find((p) => p.target.qp === e.obj);
-      f.flow.addAt(e.t, deviceRow(e, pair ? pair.qid : -1));
+      const row = deviceRow(e, pair ? pair.qid : -1);
+      f.flow.addAt(e.t, row);
+      const key = `${row.qid}:${row.stage}`;
+      f.deviceCounts[key] = (f.deviceCounts[key] ?? 0) + 1;
     }
   };
 }
