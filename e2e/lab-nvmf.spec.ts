@@ -1,7 +1,8 @@
 // Lab 4 (NVMe-oF) in the console: its guided steps walked to green in the Labs panel (a screenshot per section:
 // lab-nvmf-admin.png is the setup view: CM, Connect, CC.EN, Identify), then the lab's own tab: the flow view of the
-// console's session, a READ's timeline stopped mid-command by the step slider (lab-nvmf-flow-mid-command.png) and the
-// controller and queues (lab-nvmf-setup.png).
+// console's session, an offloaded READ's timeline (host driver and device rows) stopped mid-command by the step slider
+// (lab-nvmf-flow-mid-command.png), the device's offload card: staging grid, backend rings, namespace map, counters
+// (lab-nvmf-offload-card.png; the section "offload" walked: lab-nvmf-offload.png), and the controller and queues (lab-nvmf-setup.png).
 import fs from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
@@ -21,9 +22,16 @@ test('lab 4 walks to green; the flow view shows a READ mid-command', async ({ pa
   await expect(page.getByTestId('nvmf-controller')).toContainText('CNTLID 1');
   await expect(page.getByTestId('nvmf-queues')).toContainText('ESTABLISHED');
   await page.getByTestId('nvmf-controller').screenshot({ path: 'e2e/screenshots/lab-nvmf-setup.png' });
-  // the lab's last READ that moved data (the fast-registered one of the invalidate step): host, target software, host
-  await page.getByTestId('nvmf-lines').locator('li', { hasText: 'TRANSFERRING_CONTROLLER_TO_HOST' }).last().getByRole('button').click();
-  await expect(page.getByTestId('nvmf-timeline')).toContainText('IBV_WR_SEND_WITH_INV');
+  // the section offload: the device's card, then one of the last offloaded READs (host driver and device rows)
+  await expect(page.getByTestId('nvmf-offload')).toContainText('Device offload (modelled)');
+  await expect(page.getByTestId('nvmf-nsmap')).toContainText('512');
+  await expect(page.getByTestId('nvmf-backend')).toContainText('down');   // the backend timeout step tore it down
+  await page.getByTestId('nvmf-offload').screenshot({ path: 'e2e/screenshots/lab-nvmf-offload-card.png' });
+  await page.getByTestId('nvmf-lines').locator('li', { hasText: 'RDMA_WRITE' }).last().getByRole('button').click();
+  await expect(page.getByTestId('nvmf-timeline')).toContainText('device (modelled)');
+  await expect(page.getByTestId('nvmf-timeline')).toContainText('SQ_DOORBELL');
+  await expect(page.getByTestId('nvmf-timeline')).toContainText('IBV_WR_RDMA_WRITE');
+  await expect(page.getByTestId('nvmf-timeline')).not.toContainText('target software');
   const total = Number((await page.getByTestId('nvmf-step').getAttribute('max')) ?? '0');
   expect(total).toBeGreaterThan(1);
   await page.getByTestId('nvmf-step').fill(String(Math.floor(total / 2)));

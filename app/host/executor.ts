@@ -125,6 +125,10 @@ export class NativeExecutor implements Executor {
     return this.pending.splice(0, max);
   }
 
+  /** The events collected and not yet drained, oldest first, left in place (lab 4's agents turn the offload engine's
+   *  typed events of their own commands into flow rows while the console still receives every event). */
+  pendingEvents(): readonly DeviceEvent[] { this.collect(); return this.pending; }
+
   private bulk = false;
   /** Like exec(), but the command's events stay in the native session for drainEventChunks() (the autorun tick:
    *  a flood of events that goes to the console without a JS object per event). */

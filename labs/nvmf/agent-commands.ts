@@ -40,6 +40,8 @@ export const StateOut = z.object({
     cm: z.object({ hrqsize: z.number(), hsqsize: z.number(), crqsize: z.number(), state: z.string() }),
   })),
   counters: z.object({ target: CountersOut, host: CountersOut, namespace: CountersOut }),
+  /** the device's offload backend (nvmf.offload): handles for nvmf.snapshot / nvme.snapshot, the queues enabled */
+  offload: z.object({ srq: z.number(), nvme: z.number(), nvmeCtrl: z.number(), bar0: z.number(), enabledQids: z.array(z.number()) }).nullable(),
   engineSteps: z.number(),
   flow: z.array(FlowRowOut),
 });
@@ -95,8 +97,35 @@ export const nvmfAgentCommands = {
     result: z.object({
       submitted: z.number(), completed: z.number(), succeeded: z.number(), verified: z.number(), mismatches: z.number(), verifiedBytes: z.number(),
       noResponse: z.number(), statuses: z.record(z.string(), z.number()), engineSteps: z.number(),
+      /** commands the device's offload engine completed (a device DONE row), and the completions the target's
+       *  software handled during the command (0 when all were offloaded) */
+      offloaded: z.number(), softwareSteps: z.number(),
+      /** the device's offload steps during the command, by step name (the typed Offload events) */
+      deviceStages: z.record(z.string(), z.number()),
       last: CommandOut.nullable(),
     }),
+  }),
+  /** the target's offload backend (MLNX_OFED nvmet_rdma_offload's setup): the NVMe-oF offload SRQ with its staging
+   *  buffer, a soft NVMe function as the backend SSD with a P2P queue pair as nvme_ctrl, namespace map NSID -> NSID;
+   *  queues added afterwards receive from the SRQ. Creates the nvme_ctrl (name it for nvmf.map_nsid / unmap_nsid). */
+  'nvmf.offload': command({
+    args: () => ({ stagingLen: z.number().int().min(16384).max(64 << 20).default(1 << 20) }),
+    result: z.object({
+      nvmeCtrl: z.number(), srq: z.number(), nvme: z.number(), bar0: z.number(), staging: z.object({ addr: z.number(), len: z.number() }),
+      map: z.object({ feNsid: z.number(), nvmeNsid: z.number(), lbaDataSize: z.number() }),
+    }),
+    creates: 'nvmeCtrl',
+  }),
+  /** ibv_qp_set_nvmf(ENABLE) on a queue's target QP (after its Connect; before it is the violation the device flags) */
+  'nvmf.offload_enable': command({
+    args: () => ({ qid: z.number().int().min(1).max(0xffff) }),
+    result: z.object({ qid: z.number(), qp: z.number(), connected: z.boolean() }),
+  }),
+  /** a fault of the backend SSD: a command it fetches and never completes (the device's watchdog fires after the
+   *  nvme_ctrl's timeout), or a PCI error (CSTS.CFS) */
+  'nvmf.offload_fault': command({
+    args: () => ({ fault: z.enum(['timeout', 'pci-error']) }),
+    result: z.object({ fault: z.string(), ctrlAlive: z.boolean() }),
   }),
   /** the agents' state: controller registers, queues, counters, the last flow rows */
   'nvmf.state': command({ readOnly: true, args: () => ({ rows: z.number().int().min(0).max(4096).default(512) }), result: StateOut }),
@@ -109,5 +138,8 @@ export const nvmfAgentC: CExport<typeof nvmfAgentCommands> = {
   'nvmf.connect': ({ soft }) => soft(`${lab}nvmf.connect sends a Fabrics Connect capsule (nvme connect -t rdma)`),
   'nvmf.admin': ({ soft }) => soft(`${lab}nvmf.admin sends an admin capsule on queue 0`),
   'nvmf.io': ({ soft }) => soft(`${lab}nvmf.io sends NVMe I/O capsules and checks the data`),
+  'nvmf.offload': ({ soft }) => soft(`${lab}nvmf.offload sets up the target offload (ibv_create_srq_ex NVMF, ibv_srq_create_nvme_ctrl, ibv_map_nvmf_nsid) behind the lab's software target`),
+  'nvmf.offload_enable': ({ soft }) => soft(`${lab}nvmf.offload_enable is ibv_qp_set_nvmf on the target QP of a queue`),
+  'nvmf.offload_fault': ({ soft }) => soft(`${lab}nvmf.offload_fault injects a fault into the backend SSD`),
   'nvmf.state': ({ soft }) => soft(`${lab}nvmf.state reads the agents' state`),
 };

@@ -12,5 +12,8 @@ export const nvmfAgentHandlers: Handlers<typeof nvmfAgentCommands> = {
   'nvmf.connect': (x, a) => answer<ResultOf<'nvmf.connect'>>(nvmfAgent.connect(x, a)),
   'nvmf.admin': (x, a) => answer<ResultOf<'nvmf.admin'>>(nvmfAgent.admin(x, a)),
   'nvmf.io': (x, a) => answer<ResultOf<'nvmf.io'>>(nvmfAgent.io(x, a)),
+  'nvmf.offload': (x, a) => answer<ResultOf<'nvmf.offload'>>(nvmfAgent.offload(x, a)),
+  'nvmf.offload_enable': (x, a) => answer<ResultOf<'nvmf.offload_enable'>>(nvmfAgent.offloadEnable(x, a)),
+  'nvmf.offload_fault': (x, a) => answer<ResultOf<'nvmf.offload_fault'>>(nvmfAgent.offloadFault(x, a)),
   'nvmf.state': (x, a) => answer<ResultOf<'nvmf.state'>>(nvmfAgent.state(x, a)),
 };

@@ -38,3 +38,33 @@ describe('nvmf.* commands', () => {
     expect(code(run('nvmf.state', {}))).toBe('ENOENT');
   });
 });
+
+describe('nvmf.offload* commands', () => {
+  it('refuse without a backend, on a device without offload caps, twice, and on a queue made before the backend', () => {
+    expect(code(run('nvmf.offload', {}))).toBe('ENOENT');                                       // no setup yet
+    expect(code(run('nvmf.setup', { targetDevice: 1, hostDevice: 2 }))).toBe('ok');
+    expect(code(run('nvmf.queue', { qid: 1 }))).toBe('ok');
+    expect(code(run('nvmf.offload_enable', { qid: 1 }))).toBe('ENOENT');                       // no backend
+    expect(code(run('nvmf.offload_fault', { fault: 'timeout' }))).toBe('ENOENT');
+    expect(code(run('nvmf.offload', {}))).toBe('EOPNOTSUPP');                                   // rxe: no NVMe-oF offload caps
+    expect(code(run('nvmf.state', {}))).toBe('ok');
+  });
+
+  it('on cx: the backend once, enable only on queues that receive from its SRQ', () => {
+    x.resetSession(3);
+    run('device.create', { profile: 'cx', name: 't' }); run('device.create', { profile: 'cx', name: 'h' });
+    expect(code(run('nvmf.setup', { targetDevice: 1, hostDevice: 2 }))).toBe('ok');
+    expect(code(run('nvmf.queue', { qid: 1 }))).toBe('ok');
+    const o = run('nvmf.offload', {});
+    expect(o.ok && (o.result as { map: { feNsid: number } }).map.feNsid).toBe(1);
+    expect(code(run('nvmf.offload', {}))).toBe('EEXIST');
+    const before = run('nvmf.offload_enable', { qid: 1 });
+    expect(before.ok ? null : [before.error.code, before.error.field]).toEqual(['EINVAL', 'args.qid']);
+    expect(code(run('nvmf.offload_enable', { qid: 2 }))).toBe('ENOENT');
+    expect(code(run('nvmf.queue', { qid: 2 }))).toBe('ok');
+    const en = run('nvmf.offload_enable', { qid: 2 });
+    expect(en.ok && (en.result as { connected: boolean }).connected).toBe(false);
+    const st = run('nvmf.state', {});
+    expect(st.ok && (st.result as { offload: { enabledQids: number[] } }).offload.enabledQids).toEqual([2]);
+  });
+});

@@ -4,6 +4,7 @@ import type { ResultOf } from '../../app/protocol/index.ts';
 import type { NativeExecutor } from '../../app/host/executor.ts';
 import type { NativeSession } from '../../app/host/native.ts';
 import { DEFAULT_FABRIC, FabricError, NvmfFabric } from './fabric.ts';
+import { attachOffload, enableOffload, offloadFault, OffloadError, watchDevice } from './offload.ts';
 import type { Done, HostCommand } from './initiator.ts';
 import { CNTLID_DYNAMIC, statusName } from './spec.ts';
 
@@ -17,7 +18,7 @@ export function fabricOf(x: NativeExecutor): NvmfFabric | undefined { return fab
 
 function guard<T>(fn: () => Out<T>): Out<T> {
   try { return fn(); } catch (e) {
-    if (e instanceof FabricError) return fail(e.code, `nvmf: ${e.message}`);
+    if (e instanceof FabricError || e instanceof OffloadError) return fail(e.code, `nvmf: ${e.message}`);
     return fail('EIO', `nvmf: ${(e as Error).message}`);
   }
 }
@@ -52,9 +53,20 @@ export function state(f: NvmfFabric, rows = 512): ResultOf<'nvmf.state'> {
       cm: { hrqsize: p.cm.active.nvme.hrqsize, hsqsize: p.cm.active.nvme.hsqsize, crqsize: p.cm.passive.crqsize, state: p.cm.passive.state },
     })),
     counters: { target: { ...f.target.counters }, host: { ...f.host.counters }, namespace: { ...f.ns.counters } },
+    offload: f.offload ? { srq: f.offload.srq, nvme: f.offload.nvme, nvmeCtrl: f.offload.nvmeCtrl, bar0: f.offload.bar0, enabledQids: [...f.offload.enabledQids] } : null,
     engineSteps: f.engineSteps,
     flow: rows ? f.flow.rows.slice(-rows) : [],
   };
+}
+
+/** the device's steps between two readings of the fabric's deviceCounts, by step name (all queues) */
+function stagesSince(now: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, n] of Object.entries(now)) {
+    const d = n - (before[k] ?? 0), stage = k.slice(k.indexOf(':') + 1);
+    if (d) out[stage] = (out[stage] ?? 0) + d;
+  }
+  return out;
 }
 
 export const nvmfAgent = {
@@ -122,7 +134,7 @@ export const nvmfAgent = {
       if (!p) return fail('ENOENT', `nvmf.io: no queue ${a.qid} (nvmf.queue, then nvmf.connect)`, 'args.qid');
       const stride = a.stride ?? a.nlb;
       const make = (i: number): HostCommand => a.op === 'flush' ? { op: 'flush', nsid: a.nsid } : { op: a.op, nsid: a.nsid, slba: BigInt(a.slba + i * stride), nlb: a.nlb, sgl: a.sgl };
-      const steps0 = f.engineSteps, flow0 = f.flow.length;
+      const steps0 = f.engineSteps, flow0 = f.flow.length, sw0 = f.target.counters.softwareSteps, dev0 = { ...f.deviceCounts };
       let done: Done[];
       let last: ResultOf<'nvmf.io'>['last'] = null;
       if (a.count === 1 || a.fault) {
@@ -137,6 +149,7 @@ export const nvmfAgent = {
         const d = done.at(-1);
         if (d) last = commandOut(f, a.qid, d.cid, a.op, d, flow0);
       }
+      f.pump();   // the engine to rest: the device retires a command (DONE) after the host already has its response
       const statuses: Record<string, number> = {};
       for (const d of done) { const n = statusName(d.cqe.sct, d.cqe.sc); statuses[n] = (statuses[n] ?? 0) + 1; }
       const verified = done.filter((d) => d.verified === true).length;
@@ -145,8 +158,40 @@ export const nvmfAgent = {
           submitted: a.count, completed: done.length, succeeded: done.filter((d) => d.cqe.status === 0).length, verified,
           mismatches: done.filter((d) => d.verified === false).length, verifiedBytes: a.op === 'read' ? verified * a.nlb * f.cfg.lbaSize : 0,
           noResponse: a.count - done.length, statuses, engineSteps: f.engineSteps - steps0, last,
+          offloaded: (f.deviceCounts[`${a.qid}:DONE`] ?? 0) - (dev0[`${a.qid}:DONE`] ?? 0),
+          softwareSteps: f.target.counters.softwareSteps - sw0,
+          deviceStages: stagesSince(f.deviceCounts, dev0),
         },
       };
+    });
+  },
+
+  offload(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.offload'>): Out<ResultOf<'nvmf.offload'>> {
+    return guard(() => {
+      const f = need(x);
+      const b = attachOffload(f, a.stagingLen);
+      watchDevice(f);
+      return { ok: true, result: { nvmeCtrl: b.nvmeCtrl, srq: b.srq, nvme: b.nvme, bar0: b.bar0, staging: { addr: b.stagingAddr, len: b.stagingLen }, map: { feNsid: f.cfg.nsid, nvmeNsid: f.cfg.nsid, lbaDataSize: f.cfg.lbaSize } } };
+    });
+  },
+
+  offloadEnable(x: NativeExecutor, a: { qid: number }): Out<ResultOf<'nvmf.offload_enable'>> {
+    return guard(() => {
+      const f = need(x);
+      const p = f.pairs.get(a.qid);
+      if (!p) return fail('ENOENT', `nvmf.offload_enable: no queue ${a.qid} (nvmf.queue first)`, 'args.qid');
+      if (!f.offload) return fail('ENOENT', 'nvmf.offload_enable: no offload backend (nvmf.offload first)', 'args.qid');
+      if (p.target.srq === null) return fail('EINVAL', `nvmf.offload_enable: queue ${a.qid} was created before nvmf.offload: its QP does not receive from the offload SRQ`, 'args.qid');
+      enableOffload(f, a.qid);
+      return { ok: true, result: { qid: a.qid, qp: p.target.qp, connected: p.target.qid !== null } };
+    });
+  },
+
+  offloadFault(x: NativeExecutor, a: { fault: 'timeout' | 'pci-error' }): Out<ResultOf<'nvmf.offload_fault'>> {
+    return guard(() => {
+      const f = need(x);
+      if (!f.offload) return fail('ENOENT', 'nvmf.offload_fault: no offload backend (nvmf.offload first)', 'args.fault');
+      return { ok: true, result: { fault: a.fault, ctrlAlive: offloadFault(f, a.fault) } };
     });
   },
 

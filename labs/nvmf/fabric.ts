@@ -9,6 +9,7 @@ import { FlowLog } from './flow.ts';
 import { HostDriver, type Done, type HostCommand, type HostFault, type HostQueue } from './initiator.ts';
 import { MemNamespace } from './namespace.ts';
 import { DEFAULT_TARGET, SoftTarget, type TargetConfig, type TargetQueue } from './target.ts';
+import type { OffloadBackend } from './offload.ts';
 import { must } from './verbs.ts';
 
 export interface FabricConfig extends TargetConfig { lbaSize: number; blocks: number; nsid: number; hostnqn: string }
@@ -31,6 +32,12 @@ export class NvmfFabric {
   readonly ns: MemNamespace;
   readonly pairs = new Map<number, QueuePair>();
   engineSteps = 0;
+  /** the device's offload backend once attached (labs/nvmf/offload.ts) */
+  offload: OffloadBackend | null = null;
+  /** called after every engine step (lab commands: the device's offload steps become flow rows as they happen) */
+  afterStep: (() => void) | null = null;
+  /** the device's offload steps seen so far (watchDevice), by "qid:STEP" (qid -1: events on the SRQ) */
+  readonly deviceCounts: Record<string, number> = {};
 
   constructor(readonly x: NativeExecutor, readonly targetDev: number, readonly hostDev: number, readonly cfg: FabricConfig) {
     const s = x.s;
@@ -81,7 +88,7 @@ export class NvmfFabric {
     let n = 0;
     for (;;) {
       const moved = s.step();
-      if (moved) { n++; this.engineSteps++; }
+      if (moved) { n++; this.engineSteps++; this.afterStep?.(); }
       const polled = this.target.poll() + this.host.poll();
       if (!moved && !polled) return n;
       if (n >= maxSteps) return n;
@@ -114,7 +121,7 @@ export class NvmfFabric {
         issued++; inflight++;
       }
       const moved = s.step();
-      if (moved) this.engineSteps++;
+      if (moved) { this.engineSteps++; this.afterStep?.(); }
       const polled = this.target.poll() + this.host.poll();
       if (!moved && !polled) { if (++idleRounds > 2) break; } else idleRounds = 0;
     }

@@ -28,13 +28,18 @@ export interface CommandFlow {
 export class FlowLog {
   readonly rows: FlowRow[] = [];
   constructor(private readonly now: () => number, private readonly keep = 4096) {}
-  add(r: Omit<FlowRow, 't'>): void {
-    this.rows.push({ t: this.now(), ...r });
+  add(r: Omit<FlowRow, 't'>): void { this.addAt(this.now(), r); }
+  /** a row at a given time (the device's rows, from the time of their event) */
+  addAt(t: number, r: Omit<FlowRow, 't'>): void {
+    this.rows.push({ t, ...r });
+    this.total++;
     if (this.rows.length > this.keep) this.rows.splice(0, this.rows.length - this.keep);
   }
-  /** rows since index `from` (a reply carries the rows of its own command) */
-  since(from: number): FlowRow[] { return this.rows.slice(from); }
-  get length(): number { return this.rows.length; }
+  /** rows since position `from` (a value of `length`; a reply carries the rows of its own command), of those kept */
+  since(from: number): FlowRow[] { return this.rows.slice(Math.max(0, from - (this.total - this.rows.length))); }
+  /** rows added so far (kept or not) */
+  get length(): number { return this.total; }
+  private total = 0;
 }
 
 /** The software target's request states, in order (SPDK lib/nvmf/rdma.c enum spdk_nvmf_rdma_request_state, the

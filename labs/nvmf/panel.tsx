@@ -2,18 +2,21 @@
 // device — from the agents' flow rows (labs/nvmf/flow.ts: each row an action an agent took or a work completion it
 // polled); a step slider replays one command's rows so the view can stop mid-command. Beside it the controller's
 // registers, the queues with their CM private data, and the counters. Drawn only from nvmf.state / nvmf.io replies.
-// The offload's parts (staging buffer, backend SQ/CQ rings, namespace map, device rows) need the device's offload
-// engine, which is not in this build: the view says so instead of drawing anything for them.
+// With the device's offload set up (nvmf.offload) the device's steps are rows of their own (owner "device",
+// modelled) and offload-panel.tsx draws the staging grid, the backend rings, the namespace map and the counters from
+// nvmf.snapshot / nvme.snapshot; without it the view says that every command is served by software.
 import { useCallback, useMemo, useState } from 'react';
 import type { ResultOf } from '../../app/protocol/index.ts';
 import { ErrorMessage } from '../../renderer/src/components/ui.tsx';
 import type { PanelDef } from '../../renderer/src/panels/registry.ts';
 import { useConsoleStore } from '../../renderer/src/store/context.tsx';
 import type { FlowRow } from './flow.ts';
+import { OffloadView } from './offload-panel.tsx';
 import { CSTS } from './spec.ts';
 import './panel.css';
 
 type State = ResultOf<'nvmf.state'>;
+export interface OffloadSnap { snap: ResultOf<'nvmf.snapshot'>; ssd: ResultOf<'nvme.snapshot'> | null }
 
 export interface CommandRows { key: string; qid: number; cid: number; name: string; rows: FlowRow[] }
 
@@ -67,7 +70,7 @@ export function FlowLines({ cmds, selected, onSelect }: { cmds: CommandRows[]; s
   );
 }
 
-export function NvmfFlowView({ state, selected, upTo, onSelect, onUpTo }: { state: State; selected?: string; upTo?: number; onSelect?: (k: string) => void; onUpTo?: (n: number) => void }) {
+export function NvmfFlowView({ state, offload, selected, upTo, onSelect, onUpTo }: { state: State; offload?: OffloadSnap | null; selected?: string; upTo?: number; onSelect?: (k: string) => void; onUpTo?: (n: number) => void }) {
   const cmds = useMemo(() => groupFlow(state.flow), [state.flow]);
   const cur = cmds.find((c) => c.key === selected) ?? cmds.at(-1);
   const n = Math.min(upTo ?? cur?.rows.length ?? 0, cur?.rows.length ?? 0);
@@ -98,7 +101,10 @@ export function NvmfFlowView({ state, selected, upTo, onSelect, onUpTo }: { stat
       <div className="chips small" data-testid="nvmf-counters">
         {(['target', 'host', 'namespace'] as const).map((k) => Object.entries(state.counters[k]).map(([n, v]) => <span key={`${k}.${n}`} className="badge mono">{k}.{n} {v}</span>))}
       </div>
-      <p className="muted small" data-testid="nvmf-offload-note">Offload (staging buffer page grid, backend SQ/CQ rings with head/tail and phase, namespace map, device rows): not built in this build — the device&apos;s NVMe-oF offload engine is not merged yet. Every command here is served by the target&apos;s software.</p>
+      {offload
+        ? <OffloadView snap={offload.snap} ssd={offload.ssd} />
+        : <p className="muted small" data-testid="nvmf-offload-note">No device offload in this session (the lab&apos;s section &quot;offload&quot; sets it up with nvmf.offload): every command here is served by the target&apos;s software.</p>}
+      {state.offload ? <p className="muted small">Offload enabled on queue(s) {state.offload.enabledQids.join(', ') || 'none yet'}; device rows are the engine&apos;s typed events, modelled.</p> : null}
       <FlowLines cmds={cmds.slice(-16)} selected={cur?.key} onSelect={onSelect} />
       {cur ? <>
         <label className="field"><span className="field-label">step of queue {cur.qid} CID {cur.cid}</span>
@@ -114,9 +120,16 @@ export function NvmfLabPanel() {
   const store = useConsoleStore();
   const exec = useCallback(<T,>(form: string, command: unknown) => store.getState().exec(form, command).then((r) => (r ? (r.result as T) : null)), [store]);
   const [state, setState] = useState<State | null>(null);
+  const [offload, setOffload] = useState<OffloadSnap | null>(null);
   const [selected, setSelected] = useState<string | undefined>();
   const [upTo, setUpTo] = useState<number | undefined>();
-  const refresh = async () => { const s = await exec<State>('nvmf.state', { cmd: 'nvmf.state', args: { rows: 512 } }); if (s) { setState(s); setSelected(undefined); setUpTo(undefined); } };
+  const refresh = async () => {
+    const s = await exec<State>('nvmf.state', { cmd: 'nvmf.state', args: { rows: 512 } });
+    if (!s) return;
+    const snap = s.offload ? await exec<OffloadSnap['snap']>('nvmf.snapshot', { cmd: 'nvmf.snapshot', args: { srq: s.offload.srq } }) : null;
+    const ssd = s.offload ? await exec<OffloadSnap['ssd']>('nvme.snapshot', { cmd: 'nvme.snapshot', args: { nvme: s.offload.nvme } }) : null;
+    setState(s); setOffload(snap ? { snap, ssd } : null); setSelected(undefined); setUpTo(undefined);
+  };
   const io = async (op: 'read' | 'write') => { await exec('nvmf.io', { cmd: 'nvmf.io', args: { qid: 1, op, slba: 0, nlb: 8 } }); await refresh(); };
   return (
     <div className="panel-body stack" data-testid="lab-nvmf-tab">
@@ -124,10 +137,10 @@ export function NvmfLabPanel() {
         <button type="button" onClick={() => void refresh()} data-testid="nvmf-refresh">Show the agents&apos; state</button>
         <button type="button" onClick={() => void io('write')} data-testid="nvmf-write">WRITE 4 KiB on queue 1</button>
         <button type="button" onClick={() => void io('read')} data-testid="nvmf-read">READ 4 KiB on queue 1</button>
-        <ErrorMessage form="nvmf.state" /><ErrorMessage form="nvmf.io" />
+        <ErrorMessage form="nvmf.state" /><ErrorMessage form="nvmf.io" /><ErrorMessage form="nvmf.snapshot" /><ErrorMessage form="nvme.snapshot" />
       </div></div>
       {state
-        ? <NvmfFlowView state={state} selected={selected} upTo={upTo} onSelect={(k) => { setSelected(k); setUpTo(undefined); }} onUpTo={setUpTo} />
+        ? <NvmfFlowView state={state} offload={offload} selected={selected} upTo={upTo} onSelect={(k) => { setSelected(k); setUpTo(undefined); }} onUpTo={setUpTo} />
         : <p className="muted small">Start lab 4 in the Labs panel (its steps run nvmf.setup, the queues, Connect and I/O in this console&apos;s session), then show the agents&apos; state here.</p>}
     </div>
   );
@@ -135,6 +148,6 @@ export function NvmfLabPanel() {
 
 const panel: PanelDef = {
   id: 'lab-nvmf', title: 'Lab 4: NVMe-oF', order: 87, component: NvmfLabPanel,
-  summary: 'lab 4: the NVMe-oF flow view — per command, who did what (host driver, target software), the queues with their CM private data, the controller and the counters',
+  summary: 'lab 4: the NVMe-oF flow view — per command, who did what (host driver, target software, device offload), the queues with their CM private data, the controller, the staging buffer, the backend rings, the namespace map and the counters',
 };
 export default panel;

@@ -52,6 +52,9 @@ export interface TargetQueue {
   /** the QID of the CM REQ's private data (nvmet's host_qid), known before the Fabrics Connect */
   cmQid: number | null;
   base: number; lkey: number; reqs: (Req | null)[];
+  /** the NVMe-oF offload SRQ the QP receives from (null: its own receive queue). Such queues share the SRQ pool's
+   *  buffers, slots and wr_ids; a completion is routed to its queue by the QP number it names. */
+  srq: number | null;
 }
 
 export interface ControllerState { cntlid: number; hostnqn: string; cc: number; csts: number; kato: number; ioQueues: number[] }
@@ -74,21 +77,46 @@ export class SoftTarget {
   /** A QP for a new queue (rdma_accept's side): buffers registered LOCAL_WRITE only (the host never reads or
    *  writes target memory), every receive buffer posted. The fabric connects it to the host's QP. */
   addQueue(): TargetQueue {
-    const d = this.cfg.queueDepth;
-    const qp = must(this.s.create_qp(this.pd, { sendCq: this.cq, recvCq: this.cq, qpType: 2, sqSigAll: false, cap: { maxSendWr: 3 * d + 2, maxRecvWr: d, maxSendSge: 1, maxRecvSge: 1, maxInlineData: 0 } }), 'target create_qp');
-    const buf = must(this.s.alloc_buffer(d * this.slotSize), 'target buffer');
-    const mr = must(this.s.reg_mr(this.pd, buf.addr, d * this.slotSize, 1 /* IBV_ACCESS_LOCAL_WRITE */), 'target reg_mr');
-    const q: TargetQueue = { index: this.queues.length, qp: qp.handle, qpNum: qp.qpNum, qid: null, cmQid: null, sqsize: 0, sqhd: 0, base: Number(buf.addr), lkey: mr.lkey, reqs: new Array<Req | null>(d).fill(null) };
+    const d = this.cfg.queueDepth, pool = this.srqPool;
+    const qp = must(this.s.create_qp(this.pd, { sendCq: this.cq, recvCq: this.cq, ...(pool ? { srq: pool.srq! } : {}), qpType: 2, sqSigAll: false, cap: { maxSendWr: 3 * d + 2, maxRecvWr: pool ? 0 : d, maxSendSge: 1, maxRecvSge: 1, maxInlineData: 0 } }), 'target create_qp');
+    const q: TargetQueue = pool
+      ? { ...pool, qp: qp.handle, qpNum: qp.qpNum }
+      : { ...this.buffers(d), index: this.queues.length, qp: qp.handle, qpNum: qp.qpNum, qid: null, cmQid: null, sqsize: 0, sqhd: 0, srq: null };
     this.queues.push(q);
     return q;
   }
 
-  /** Post every receive buffer of a connected QP (after RTR). */
+  private buffers(slots: number): { base: number; lkey: number; reqs: (Req | null)[] } {
+    const buf = must(this.s.alloc_buffer(slots * this.slotSize), 'target buffer');
+    const mr = must(this.s.reg_mr(this.pd, buf.addr, slots * this.slotSize, 1 /* IBV_ACCESS_LOCAL_WRITE */), 'target reg_mr');
+    return { base: Number(buf.addr), lkey: mr.lkey, reqs: new Array<Req | null>(slots).fill(null) };
+  }
+
+  /** The NVMe-oF offload SRQ (MLNX_OFED nvmet_rdma_offload: every queue of the subsystem receives from it): a pool of
+   *  capsule buffers posted to it once; queues added from now on receive from the SRQ. The capsules the device does
+   *  not offload (Connect, admin, Fabrics, what it passes to software) complete on the target's CQ as ordinary RECVs. */
+  useSrq(srq: number, slots: number): void {
+    const b = this.buffers(slots);
+    this.srqPool = { ...b, index: this.queues.length, qp: -1, qpNum: -1, qid: null, cmQid: null, sqsize: 0, sqhd: 0, srq };
+    this.queues.push(this.srqPool);   // holds the pool's wr_id index; never a queue of its own
+    const r = this.s.post_srq_recv(srq, b.reqs.map((_, i) => this.recvWr(this.srqPool!, i)));
+    if (r.err) throw new Error(`target post_srq_recv: ${r.msg}`);
+  }
+  private srqPool: TargetQueue | null = null;
+
+  private recvWr(q: TargetQueue, slot: number) {
+    return { wrId: wrIdOf(q.index, K.RECV, slot), sgList: [{ addr: this.addr(q, slot, 'recv'), length: this.recvSize, lkey: q.lkey }] };
+  }
+
+  /** Post every receive buffer of a connected QP (after RTR); a queue on the SRQ has none of its own. */
   postReceives(q: TargetQueue): void {
-    const wrs = q.reqs.map((_, i) => ({ wrId: wrIdOf(q.index, K.RECV, i), sgList: [{ addr: this.addr(q, i, 'recv'), length: this.recvSize, lkey: q.lkey }] }));
-    const r = this.s.post_recv(q.qp, wrs);
+    if (q.srq !== null) return;
+    const r = this.s.post_recv(q.qp, q.reqs.map((_, i) => this.recvWr(q, i)));
     if (r.err) throw new Error(`target post_recv: ${r.msg}`);
   }
+
+  /** the queues that are queues (not the SRQ pool's placeholder) */
+  get connections(): TargetQueue[] { return this.queues.filter((q) => q.qpNum >= 0); }
 
   private addr(q: TargetQueue, slot: number, part: 'recv' | 'rsp' | 'data'): number {
     const off = slot * this.slotSize + (part === 'recv' ? 0 : part === 'rsp' ? this.recvSize : this.recvSize + CQE_LEN);
@@ -104,7 +132,7 @@ export class SoftTarget {
 
   private onWc(wc: NWc): void {
     const { q: qi, kind, slot } = splitWrId(Number(wc.wrId));
-    const q = this.queues[qi];
+    const q = this.queues[qi]?.srq != null ? this.queues.find((x) => x.qpNum === wc.qpNum) : this.queues[qi];
     if (!q) return;
     this.counters.softwareSteps++;
     const req = q.reqs[slot] ?? null;
@@ -125,7 +153,7 @@ export class SoftTarget {
     if (kind === K.SEND) {
       this.row(q, req.sqe.cid, 'COMPLETED', 'IBV_WC_SEND');
       q.reqs[slot] = null;
-      const r = this.s.post_recv(q.qp, [{ wrId: wrIdOf(q.index, K.RECV, slot), sgList: [{ addr: this.addr(q, slot, 'recv'), length: this.recvSize, lkey: q.lkey }] }]);
+      const r = q.srq !== null ? this.s.post_srq_recv(q.srq, [this.recvWr(q, slot)]) : this.s.post_recv(q.qp, [this.recvWr(q, slot)]);
       if (r.err) this.counters.errors++;
     }
   }

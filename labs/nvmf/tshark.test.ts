@@ -30,22 +30,26 @@ describe.skipIf(!hasTshark)('lab 4 pcap in tshark', () => {
     expect(all.filter((r) => r[0] !== 'good')).toEqual([]);
   });
 
-  it('the RDMA CM on QP1: REQ x4 (one rejected), REP x3, REJ x1, RTU x3', () => {
+  it('the RDMA CM on QP1: REQ x6 (one rejected), REP x5, REJ x1, RTU x5', () => {
     const mads = fields('infiniband.mad', 'infiniband.mad.attributeid', 'infiniband.bth.destqp');
-    expect(['0x0010', '0x0013', '0x0012', '0x0014'].map((a) => count(mads, 0, a))).toEqual([4, 3, 1, 3]);
+    expect(['0x0010', '0x0013', '0x0012', '0x0014'].map((a) => count(mads, 0, a))).toEqual([6, 5, 1, 5]);
     expect(mads.every((r) => Number(r[1]) === 1)).toBe(true);
   });
 
   it('NVMe/RDMA: the Connects per queue, the admin and I/O opcodes, the CNTLID and each error status', () => {
     const con = fields('nvme.fabrics.cmd.connect.qid', 'nvme.fabrics.cmd.connect.qid', 'nvme.fabrics.cmd.connect.sqsize', 'nvme.fabrics.cmd.connect.kato');
-    expect(con).toEqual([['0', '31', '5000'], ['1', '31', '0'], ['2', '31', '0']]);
+    expect(con).toEqual([['0', '31', '5000'], ['1', '31', '0'], ['2', '31', '0'], ['4', '31', '0']]);   // queue 3: offload enabled before its Connect (never sent)
     const cntl = fields('nvme.fabrics.cqe.connect.cntrlid', 'nvme.fabrics.cqe.connect.cntrlid');
-    expect(cntl.filter((r) => r[0] === '0x0001').length).toBe(2);
+    expect(cntl.filter((r) => r[0] === '0x0001').length).toBe(3);
     const sqe = fields('nvme.cmd.opc', 'nvme.cmd.opc', 'nvme-rdma.cmd.qid');
     expect(count(sqe.filter((r) => r[1] === '0x0000'), 0, '0x06')).toBe(2);      // Identify Controller, Namespace
-    expect(count(sqe.filter((r) => r[1] === '0x0000'), 0, '0x18')).toBe(2);      // Keep Alive (one refused)
+    expect(count(sqe.filter((r) => r[1] === '0x0000'), 0, '0x18')).toBe(3);      // Keep Alive (one refused, one with queue 4 offloaded)
     expect(count(sqe.filter((r) => r[1] === '0x0001'), 0, '0x02')).toBeGreaterThanOrEqual(256 + 2);   // Read
     expect(count(sqe.filter((r) => r[1] === '0x0001'), 0, '0x01')).toBeGreaterThanOrEqual(64 + 2);    // Write
+    // queue 4, served by the device's offload engine: the same capsules on the wire (64 WRITEs, 256 READs, one FLUSH,
+    // the unmapped-NSID READ and the one the backend lost); queue 3's WRITE before any Connect
+    expect([0x01, 0x02, 0x00].map((o) => count(sqe.filter((r) => r[1] === '0x0004'), 0, `0x0${o}`))).toEqual([64, 256 + 2, 1]);
+    expect(count(sqe.filter((r) => r[1] === '0x0003'), 0, '0x01')).toBe(1);
     const st = new Set(fields('nvme.cqe.status', 'nvme.cqe.status').map((r) => r[0]));
     // status words with DNR: Command Sequence Error, Invalid Opcode, SGL Data Block Length Invalid, Invalid SGL
     // Offset, Invalid Namespace, LBA Out of Range, Connect Invalid Parameters (SCT 1)
