@@ -37,6 +37,7 @@ export const KNOWN: Record<string, Known> = {
   read_with_inv_on_roce: { step: 14, why: READ_INV },
   rxe_mr_rereg_keys: { step: 15, why: CAPTURE },
   rxe_mr_rereg_keys_cx: { step: 15, why: CAPTURE },
+  smbd_read_send_with_inv: { step: 20, why: REG_MR },
   profile_capability_errors: { step: 2, why: 'the scenario uses devices of several profiles; a program sees one device of one profile (VERBSLAB_PROFILE)' },
 };
 
