@@ -8,16 +8,23 @@ import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { START, SHOTS, freeTcpPort, panel } from './helpers.ts';
+import { SHOTS, freeTcpPort, panel, startServer, type Server } from './helpers.ts';
 
 test.describe.configure({ mode: 'serial' });
 
-const SESSION = process.env.VERBSLAB_E2E_SESSION!;
+// its own backend server and session directory: what the specs before it left in the shared session (devices on the
+// network, lab sessions) does not meet the programs, and a failure here leaves nothing attached for the specs after it
+let own: Server | undefined;
+test.beforeAll(async () => { own = await startServer(); });
+test.afterAll(() => {
+  own?.proc.kill('SIGTERM');
+  if (own) fs.rmSync(own.dir, { recursive: true, force: true });
+});
 const PINGPONG = '/usr/bin/ibv_rc_pingpong';
 
 function exec(args: string[], log: string[]): ChildProcess {
   // many iterations: the pair is still running while the test looks at it (it is stopped with SIGINT at the end)
-  const p = spawn(process.execPath, ['app/cli/verbslab.mjs', 'exec', '--no-build', `--console=${SESSION}`, '--', PINGPONG, ...args],
+  const p = spawn(process.execPath, ['app/cli/verbslab.mjs', 'exec', '--no-build', `--console=${own!.dir}`, '--', PINGPONG, ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   p.stdout!.on('data', (d) => log.push(String(d)));
   p.stderr!.on('data', (d) => log.push(String(d)));
@@ -36,7 +43,7 @@ test('an ibv_rc_pingpong pair under verbslab exec --console is shown live, read-
   test.setTimeout(240_000);   // a loaded 2-core machine: two programs spinning plus the console
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(String(e)));
-  await page.goto(START);
+  await page.goto(own!.url);
   await expect(page.getByTestId('host-status')).toHaveText('backend up');
 
   const port = String(await freeTcpPort());
@@ -123,10 +130,10 @@ test('an ibv_rc_pingpong pair under verbslab exec --console is shown live, read-
     await expect(page.getByTestId('host-status')).toHaveText('backend up', { timeout: 60_000 });
     await expect(page.getByTestId('sessions')).toHaveCount(0, { timeout: 5_000 });
   } finally {
+    // the programs first: once `verbslab exec` is gone they are re-parented and pgrep -P no longer finds them (a
+    // failed run left both spinning, starving the specs after this one)
+    const programs = procs.map((p) => (p.pid ? programPid(p.pid) : 0));
+    for (const pid of programs) if (pid > 0) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
     for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
-    for (const p of procs) {
-      const pid = p.pid ? programPid(p.pid) : 0;
-      if (pid > 0) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
-    }
   }
 });
