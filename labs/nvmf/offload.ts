@@ -61,6 +61,7 @@ export function offloadFault(f: NvmfFabric, fault: 'timeout' | 'pci-error'): boo
   if (!b) throw new OffloadError('ENOENT', 'no offload backend');
   if (fault === 'timeout') run(f, 'nvme.inject_timeout', { nvme: b.nvme, n: 1 });
   else run(f, 'nvme.pci_error', { nvme: b.nvme });
+  f.afterStep?.();   // the PCI error's events come from the command itself, not from an engine step
   f.pump();
   return run<{ ctrls: { alive: boolean }[] }>(f, 'nvmf.snapshot', { srq: b.srq }).ctrls[0]?.alive ?? false;
 }
