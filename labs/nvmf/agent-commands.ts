@@ -107,7 +107,8 @@ export const nvmfAgentCommands = {
   }),
   /** the target's offload backend (MLNX_OFED nvmet_rdma_offload's setup): the NVMe-oF offload SRQ with its staging
    *  buffer, a soft NVMe function as the backend SSD with a P2P queue pair as nvme_ctrl, namespace map NSID -> NSID;
-   *  queues added afterwards receive from the SRQ. Creates the nvme_ctrl (name it for nvmf.map_nsid / unmap_nsid). */
+   *  queues added afterwards receive from the SRQ. Creates the nvme_ctrl (name it for nvmf.map_nsid / unmap_nsid).
+   *  Again once a fault took the nvme_ctrl down: a new SSD and nvme_ctrl on the same SRQ (EEXIST while it is up). */
   'nvmf.offload': command({
     args: () => ({ stagingLen: z.number().int().min(16384).max(64 << 20).default(1 << 20) }),
     result: z.object({
@@ -125,7 +126,7 @@ export const nvmfAgentCommands = {
    *  nvme_ctrl's timeout), or a PCI error (CSTS.CFS) */
   'nvmf.offload_fault': command({
     args: () => ({ fault: z.enum(['timeout', 'pci-error']) }),
-    result: z.object({ fault: z.string(), ctrlAlive: z.boolean() }),
+    result: z.object({ fault: z.string(), ctrlAlive: z.boolean(), deviceStages: z.record(z.string(), z.number()) }),
   }),
   /** the agents' state: controller registers, queues, counters, the last flow rows */
   'nvmf.state': command({ readOnly: true, args: () => ({ rows: z.number().int().min(0).max(4096).default(512) }), result: StateOut }),

@@ -169,8 +169,9 @@ export const nvmfAgent = {
   offload(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.offload'>): Out<ResultOf<'nvmf.offload'>> {
     return guard(() => {
       const f = need(x);
+      const again = !!f.offload;
       const b = attachOffload(f, a.stagingLen);
-      watchDevice(f);
+      if (!again) watchDevice(f);
       return { ok: true, result: { nvmeCtrl: b.nvmeCtrl, srq: b.srq, nvme: b.nvme, bar0: b.bar0, staging: { addr: b.stagingAddr, len: b.stagingLen }, map: { feNsid: f.cfg.nsid, nvmeNsid: f.cfg.nsid, lbaDataSize: f.cfg.lbaSize } } };
     });
   },
@@ -191,7 +192,9 @@ export const nvmfAgent = {
     return guard(() => {
       const f = need(x);
       if (!f.offload) return fail('ENOENT', 'nvmf.offload_fault: no offload backend (nvmf.offload first)', 'args.fault');
-      return { ok: true, result: { fault: a.fault, ctrlAlive: offloadFault(f, a.fault) } };
+      const dev0 = { ...f.deviceCounts };
+      const ctrlAlive = offloadFault(f, a.fault);
+      return { ok: true, result: { fault: a.fault, ctrlAlive, deviceStages: stagesSince(f.deviceCounts, dev0) } };
     });
   },
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createExecutor, type NativeExecutor } from '../../app/host/executor.ts';
 import { NvmfStep } from '../../app/protocol/enums.ts';
 import { DEFAULT_FABRIC, NvmfFabric } from './fabric.ts';
-import { attachOffload, enableOffload, watchDevice, type OffloadBackend } from './offload.ts';
+import { attachOffload, enableOffload, offloadFault, watchDevice, type OffloadBackend } from './offload.ts';
 import { CC, Cns, Prop } from './spec.ts';
 
 let x: NativeExecutor;
@@ -87,5 +87,25 @@ describe('offload backend under the software target', () => {
     expect(r.length).toBe(256);
     expect(r.every((d) => d.cqe.status === 0 && d.verified === true)).toBe(true);
     expect(f.target.counters.softwareSteps).toBe(sw);
+  });
+
+  it('backend PCI error on an idle controller: the nvme_ctrl goes down, the next capsules reach software (BACKEND_DOWN), which serves them', () => {
+    bringUp();
+    enableOffload(f, 1);
+    watchDevice(f);
+    expect(f.run(1, { op: 'write', nsid: 1, slba: 0n, nlb: 8, sgl: 'keyed' }).done!.cqe.status).toBe(0);
+    expect(offloadFault(f, 'pci-error')).toBe(false);
+    expect(f.deviceCounts['-1:BACKEND_PCI_ERR']).toBe(1);
+    const sw = f.target.counters.softwareSteps, caps = f.target.counters.capsules;
+    const w = f.run(1, { op: 'write', nsid: 1, slba: 64n, nlb: 8, sgl: 'keyed' });
+    expect(w.done!.cqe.status).toBe(0);
+    const rows = f.flow.since(w.flowFrom).filter((r) => r.cid === w.cid && r.qid === 1);
+    expect(rows.find((r) => r.stage === 'TO_SOFTWARE')!.detail).toContain('BACKEND_DOWN');
+    expect(rows.some((r) => r.owner === 'software' && r.stage === 'COMPLETING')).toBe(true);
+    expect(f.target.counters.capsules).toBe(caps + 1);
+    expect(f.target.counters.softwareSteps).toBeGreaterThan(sw);
+    // served by software from its own medium (the two media are separate): a READ of what software wrote verifies
+    const r = f.run(1, { op: 'read', nsid: 1, slba: 64n, nlb: 8, sgl: 'keyed' }).done!;
+    expect([r.cqe.status, r.verified]).toEqual([0, true]);
   });
 });

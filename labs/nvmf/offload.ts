@@ -21,9 +21,11 @@ function run<T>(f: NvmfFabric, cmd: string, args: Record<string, unknown>): T {
 export class OffloadError extends Error { constructor(readonly code: string, message: string) { super(message); } }
 
 /** Set up the backend. Queues added from now on receive from the SRQ (their QP is created on it); queues that exist
- *  already keep their own receive queue and stay served by software. */
+ *  already keep their own receive queue and stay served by software. Called again once the backend is down (a fault
+ *  tore the nvme_ctrl down), it replaces the SSD: unmap, remove the dead nvme_ctrl, a new soft NVMe function with its
+ *  P2P queue pair as a new nvme_ctrl on the same SRQ, map again (the new SSD's medium starts empty). */
 export function attachOffload(f: NvmfFabric, stagingLen = 1 << 20): OffloadBackend {
-  if (f.offload) throw new OffloadError('EEXIST', 'the target has its offload backend already');
+  if (f.offload) return replaceBackend(f, f.offload);
   const s = f.x.s, t = f.target, depth = f.cfg.queueDepth;
   const stg = must(s.alloc_buffer(stagingLen), 'staging buffer');
   const smr = must(s.reg_mr(t.pd, stg.addr, stagingLen, 1 /* IBV_ACCESS_LOCAL_WRITE */), 'staging reg_mr');
@@ -45,6 +47,26 @@ export function attachOffload(f: NvmfFabric, stagingLen = 1 << 20): OffloadBacke
   return f.offload;
 }
 
+function ctrlAlive(f: NvmfFabric, b: OffloadBackend): boolean {
+  return run<{ ctrls: { ctrl: number; alive: boolean }[] }>(f, 'nvmf.snapshot', { srq: b.srq }).ctrls.find((c) => c.ctrl === b.nvmeCtrl)?.alive ?? false;
+}
+
+function replaceBackend(f: NvmfFabric, b: OffloadBackend): OffloadBackend {
+  if (ctrlAlive(f, b)) throw new OffloadError('EEXIST', 'the target has its offload backend already (and it is up)');
+  const depth = f.cfg.queueDepth;
+  run(f, 'nvmf.unmap_nsid', { nvmeCtrl: b.nvmeCtrl, feNsid: f.cfg.nsid });
+  run(f, 'nvmf.ctrl_remove', { nvmeCtrl: b.nvmeCtrl });
+  const nv = run<{ nvme: number; bar0: number }>(f, 'nvme.create', {});
+  run(f, 'nvme.add_namespace', { nvme: nv.nvme, nsid: f.cfg.nsid, lbaData: f.cfg.lbaSize, nlba: f.cfg.blocks });
+  const q = run<{ sqMr: number; cqMr: number; sqAddr: number; cqAddr: number; sqdb: number; cqdb: number }>(f, 'nvme.p2p_queue', { nvme: nv.nvme, pd: f.target.pd, depth });
+  const nvmeCtrl = run<{ nvmeCtrl: number }>(f, 'nvmf.ctrl_create', {
+    srq: b.srq, sqBuf: { mr: q.sqMr, addr: q.sqAddr, len: depth * 64 }, cqBuf: { mr: q.cqMr, addr: q.cqAddr, len: depth * 16 }, sqdb: q.sqdb, cqdb: q.cqdb,
+  }).nvmeCtrl;
+  run(f, 'nvmf.map_nsid', { nvmeCtrl, feNsid: f.cfg.nsid, lbaDataSize: f.cfg.lbaSize, nvmeNsid: f.cfg.nsid });
+  f.offload = { ...b, nvme: nv.nvme, nvmeCtrl, bar0: nv.bar0 };
+  return f.offload;
+}
+
 /** ibv_qp_set_nvmf(IBV_QP_NVMF_ATTR_FLAG_ENABLE) on the target QP of a queue. */
 export function enableOffload(f: NvmfFabric, qid: number): void {
   const p = f.pairs.get(qid);
@@ -61,8 +83,9 @@ export function offloadFault(f: NvmfFabric, fault: 'timeout' | 'pci-error'): boo
   if (!b) throw new OffloadError('ENOENT', 'no offload backend');
   if (fault === 'timeout') run(f, 'nvme.inject_timeout', { nvme: b.nvme, n: 1 });
   else run(f, 'nvme.pci_error', { nvme: b.nvme });
+  f.afterStep?.();   // the PCI error's events come from the command itself, not from an engine step
   f.pump();
-  return run<{ ctrls: { alive: boolean }[] }>(f, 'nvmf.snapshot', { srq: b.srq }).ctrls[0]?.alive ?? false;
+  return ctrlAlive(f, b);
 }
 
 const stepName = (a: number): string => NvmfStep.names.find((n) => NvmfStep.values[n] === a) ?? `step ${a}`;

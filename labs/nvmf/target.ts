@@ -3,7 +3,8 @@
 // and on the bytes those completions landed, between engine steps (the fabric's pump), so a run is deterministic.
 // Behaviour follows the Linux target (drivers/nvme/target/rdma.c, fabrics-cmd.c, admin-cmd.c, core.c) and SPDK's
 // request states (lib/nvmf/rdma.c); formats are capsule.ts's. Data is served from the namespace backend
-// (namespace.ts, TEMPORARY until the device's soft NVMe controller is merged).
+// (namespace.ts: bytes in the lab's process). With the device's offload (offload.ts) the queues receive from the
+// NVMe-oF offload SRQ and this software sees only the capsules the device leaves to it.
 import type { NativeSession, NWc } from '../../app/host/native.ts';
 import { WcOpcode, WcStatus, WrOpcode, SendFlag } from '../../app/protocol/enums.ts';
 import {
@@ -114,9 +115,6 @@ export class SoftTarget {
     const r = this.s.post_recv(q.qp, q.reqs.map((_, i) => this.recvWr(q, i)));
     if (r.err) throw new Error(`target post_recv: ${r.msg}`);
   }
-
-  /** the queues that are queues (not the SRQ pool's placeholder) */
-  get connections(): TargetQueue[] { return this.queues.filter((q) => q.qpNum >= 0); }
 
   private addr(q: TargetQueue, slot: number, part: 'recv' | 'rsp' | 'data'): number {
     const off = slot * this.slotSize + (part === 'recv' ? 0 : part === 'rsp' ? this.recvSize : this.recvSize + CQE_LEN);
