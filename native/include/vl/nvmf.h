@@ -21,11 +21,12 @@
 
 namespace vl {
 
-// ---- RFC constants (stub header values of rdma_verbs_offload.h)
+// ---- RFC constants: the values of the header proposed with the 2018 verbs RFC (rdma_verbs_offload.h; never merged
+// upstream, so there is no rdma-core header to check them against)
 constexpr uint32_t SRQT_NVMF = 3;                    // enum ibv_srq_type: the RFC's IBV_SRQT_NVMF
 constexpr uint32_t SRQ_INIT_ATTR_NVMF = 1u << 5;     // ibv_srq_init_attr_ex.comp_mask bit
 constexpr uint32_t QP_NVMF_ATTR_FLAG_ENABLE = 1u << 0;   // ibv_qp_set_nvmf flags
-// Offload operations (the RFC stub's bitmask; the kernel and the mlx5 PRM number them differently, see the doc)
+// Offload operations (the proposed header's bitmask; the kernel and the mlx5 PRM number them differently, see the doc)
 enum NvmfOffloadOp : uint32_t { NVMF_OP_WRITE = 1, NVMF_OP_READ = 2, NVMF_OP_FLUSH = 4 };
 constexpr uint32_t NVMF_READ_WRITE = NVMF_OP_READ | NVMF_OP_WRITE, NVMF_READ_WRITE_FLUSH = NVMF_READ_WRITE | NVMF_OP_FLUSH;
 // Front-end block sizes a device may map (NvmfCaps::lba_data_sizes bits)
