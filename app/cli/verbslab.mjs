@@ -81,8 +81,11 @@ async function labBenches(build) {
   if (!ids.length) return out;
   try { await build.buildAddon(); } catch (e) { return { labs: { skipped: `addon build failed: ${e.message}` } }; }
   for (const id of ids) {
-    const m = await ts(path.join('labs', id, 'bench.ts'));
-    if (typeof m.bench === 'function') Object.assign(out, await m.bench());
+    // one lab's failure is reported under its id and does not take the other figures with it
+    try {
+      const m = await ts(path.join('labs', id, 'bench.ts'));
+      if (typeof m.bench === 'function') Object.assign(out, await m.bench());
+    } catch (e) { out[id] = { skipped: `lab ${id} bench failed: ${e.message}` }; }
   }
   return out;
 }
