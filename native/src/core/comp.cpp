@@ -35,18 +35,17 @@ void SessionImpl::complete_wqe(Qp& q, SendWqe& w, uint32_t status) {
     wc.rule = "wcFlagsRxe";
   }
   bool post = (status != WC_SUCCESS || w.signaled) && !w.offload;   // offload-engine WQEs complete to the device
+  // read w before nvmf_wqe_done, which may post a WR (and grow sq): w is not used after it
+  const bool is_front = !q.sq.empty() && &q.sq.front() == &w;
+  const bool was_current = q.req_idx == 0;        // the requester was (re)sending this very WQE
+  const bool local = w.local;
+  const uint32_t next_psn = psn_add(w.last_psn, 1);
   if (w.offload) nvmf_wqe_done(q, w, status);
   if (capture) {
     auto& e = emit(EventKind::WqeCompleted, q.dev, q.h, "qp", wc_status_name(status));
     e.wc = wc; e.a = wc.wr_id; e.b = status; e.c = wc.opcode; e.d = post;
   }
-  const bool was_current = q.req_idx == 0;        // the requester was (re)sending this very WQE
-  const bool local = w.local;
-  const uint32_t next_psn = psn_add(w.last_psn, 1);
-  if (!q.sq.empty() && &q.sq.front() == &w) {
-    if (sg_pool.size() < 1024 && w.wr.sg_list.capacity()) sg_pool.push_back(std::move(w.wr.sg_list));   // post_send reuses it
-    q.sq.pop_front();
-  }
+  if (is_front) q.sq.pop_front();                 // its slot (and SGE list storage) is reused by a later post
   if (q.req_idx > 0) q.req_idx--;
   else if (was_current) {
     // completed (e.g. by late responses) while a retransmission of it was in progress: move on

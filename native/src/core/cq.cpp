@@ -21,7 +21,7 @@ bool SessionImpl::cq_post(Cq& c, const Wc& wc, bool solicited, Handle qp_for_err
   }
   c.q.push_back(wc);
   c.produced++;
-  cqe_count.fetch_add(1, std::memory_order_release);
+  if (threaded.load(std::memory_order_relaxed)) cqe_count.fetch_add(1, std::memory_order_release);
   if (capture) {
     auto& e = emit(EventKind::Cqe, c.dev, c.h, "cq", std::string(wc_status_name(wc.status)) + " wr_id " + std::to_string(wc.wr_id));
     e.wc = wc; e.a = wc.status; e.b = wc.opcode; e.c = wc.qp_num; e.d = c.q.size();

@@ -9,12 +9,19 @@ namespace vl {
 
 static bool later(const Action& a, const Action& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
 
+// Threads mode only: wake the engine thread (spinning on the doorbell or asleep on cv). Inline and stepped sessions
+// have no engine thread to wake, and a locked add per queued action is a measurable share of a small operation.
+void SessionImpl::ring_doorbell() {
+  if (!threaded.load(std::memory_order_relaxed)) return;
+  doorbell.fetch_add(1, std::memory_order_release);
+  if (engine_sleeping) cv.notify_one();
+}
+
 void SessionImpl::push(Action a) {
   a.seq = action_seq++;
   heap.push_back(std::move(a));
   std::push_heap(heap.begin(), heap.end(), later);
-  doorbell.fetch_add(1, std::memory_order_release);
-  if (engine_sleeping) cv.notify_one();
+  ring_doorbell();
 }
 
 void SessionImpl::push_delivery(Action a) {
@@ -25,8 +32,7 @@ void SessionImpl::push_delivery(Action a) {
 void SessionImpl::push_fifo(Action a) {
   a.seq = action_seq++;
   fifo.push_back(std::move(a));
-  doorbell.fetch_add(1, std::memory_order_release);
-  if (engine_sleeping) cv.notify_one();
+  ring_doorbell();
 }
 
 uint64_t SessionImpl::next_time() const {

@@ -32,9 +32,9 @@ bool SessionImpl::fast_ok(const Packet& p) const {
 // The header fields exactly as wire::decode returns them for the bytes wire::encode builds from p (codec.cpp):
 // fields of headers the opcode does not carry are zero, 24-bit fields masked, the pad count computed. The ICRC
 // value is not computed (nothing after the check reads it).
-static Packet as_decoded(const Packet& s) {
+static void as_decoded(const Packet& s, Packet& p) {
   const uint32_t m = opcode_mask(s.opcode);
-  Packet p;
+  p = Packet{};
   p.opcode = s.opcode; p.se = s.se; p.mig = s.mig; p.pad = uint8_t((4 - (s.payload_len & 3)) & 3); p.tver = 0;
   p.pkey = s.pkey; p.fecn_becn_resv = s.fecn_becn_resv; p.dest_qp = s.dest_qp & 0xFFFFFF; p.ack_req = s.ack_req;
   p.psn = s.psn & 0xFFFFFF;
@@ -48,14 +48,15 @@ static Packet as_decoded(const Packet& s) {
   if (m & H_IMMDT) p.immdt = s.immdt;
   if (m & H_IETH) p.ieth_rkey = s.ieth_rkey;
   p.payload_len = s.payload_len;
-  return p;
 }
 
 void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_memory) {
   Action a;
   a.kind = Action::Deliver; a.src_dev = src; a.dst_dev = dst; a.ip_id = ip_id++;
   a.carried = true;
-  Packet& h = carried.emplace_back(as_decoded(p));
+  Packet& h = carried.next_back();                 // written in place in the ring's slot
+  as_decoded(p, h);
+  carried.commit_back();
   packets_sent++;
   if (capture) {
     // the events and the pcap carry the packet's bytes: build them (with the ICRC) as the strict path does
@@ -85,7 +86,8 @@ void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_m
 }
 
 void SessionImpl::deliver_carried(Action& a) {
-  Packet& h = carried.front();                     // this action's header: carried deliveries leave the FIFO in order
+  Packet h = carried.front();                      // this action's header: carried deliveries leave the FIFO in order
+  carried.pop_front();
   if (a.ref) { a.ref = false; refs_in_flight--; }
   if (capture && !a.built) {
     // capture turned on while the packet was in flight: its events carry its bytes, as in strict mode
@@ -103,7 +105,6 @@ void SessionImpl::deliver_carried(Action& a) {
   } else {
     dispatch(a.src_dev, a.dst_dev, nullptr, a.ip_id, h, a.pkt);
   }
-  carried.pop_front();
 }
 
 void SessionImpl::own_refs() {

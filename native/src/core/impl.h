@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "core/handle_map.h"
+#include "core/index_map.h"
+#include "core/ring.h"
 #include "vl/names.h"
 #include "vl/session.h"
 #include "vl/wire.h"
@@ -57,12 +59,20 @@ inline const char* key_state_name(KeyState s) { const char* n = name_of(kKeyStat
 struct Seg { uint64_t va; uint64_t len; };     // a piece of session memory (SG element of a fast-reg MR)
 struct Piece { uint8_t* p; uint64_t n; uint64_t va; };   // host pointer, length, session VA
 
+// What translates an MR's keys (MrInfo::kind carries the name): a user MR maps [addr, addr+length) directly; a
+// fast-registration MR (ibv_alloc_mr / IB_WR_REG_MR) and an indirect one go through their segment list.
+enum class MrKind : uint8_t { User, FastReg, Indirect };
+inline constexpr const char* kMrKindNames[] = {"user", "fast_reg", "indirect"};
+inline const char* mr_kind_name(MrKind k) { return kMrKindNames[uint8_t(k)]; }
+
 struct Mr {
   Handle h = 0, pd = 0, dev = 0;
   uint32_t index = 0, lkey = 0, rkey = 0;
   uint64_t addr = 0, length = 0, iova = 0;
   uint32_t access = 0;
-  std::string kind = "user";                   // user | fast_reg | indirect
+  MrKind kind = MrKind::User;
+  uint8_t* mem = nullptr;                      // a user MR: host address of addr (its buffer cannot be freed while the
+                                               // MR exists: free_buffer refuses), so translation needs no buffer lookup
   KeyState state = KeyState::Valid;
   uint32_t max_num_sg = 0;
   std::vector<Seg> segs;                       // fast_reg / indirect translation (iova-contiguous)
@@ -85,7 +95,7 @@ struct Mw {
 struct Cq {
   Handle h = 0, dev = 0;
   uint32_t cqe = 0;
-  std::deque<Wc> q;
+  Ring<Wc> q;
   uint64_t produced = 0;                       // CQEs ever queued (the ring's producer index; consumer = produced - q.size())
   bool channel = false;
   uint32_t notify = 0;                         // 0, 1 = solicited, 2 = next completion
@@ -96,7 +106,7 @@ struct Cq {
 struct Srq {
   Handle h = 0, pd = 0, dev = 0;
   uint32_t max_wr = 0, max_sge = 0, limit = 0;
-  std::deque<RecvWr> q;
+  Ring<RecvWr> q;
   uint64_t posted = 0;                         // WRs ever posted (producer index)
 };
 
@@ -135,7 +145,7 @@ struct Qp {
   QpAttr attr;
   uint32_t state = QPS_RESET;
   // send queue (absolute indices; ring of max_send_wr entries)
-  std::deque<SendWqe> sq;                      // sq[0] is the oldest uncompleted WQE
+  Ring<SendWqe> sq;                      // sq[0] is the oldest uncompleted WQE
   uint64_t sq_posted = 0, rq_posted = 0;       // WRs ever posted to the SQ / RQ (producer indices; queue_snapshot)
   size_t req_idx = 0;                          // index in sq of the next WQE the requester works on
   uint64_t req_offset = 0;                     // bytes of the current WQE already sent
@@ -155,7 +165,7 @@ struct Qp {
   const char* flush_rule = nullptr;             // Wc::rule of the flush completions (the rule that moved the QP to ERR)
   bool sqd_notify = false;                      // IBV_QP_EN_SQD_ASYNC_NOTIFY: raise SQ_DRAINED once drained                   // rxe comp.started_retry: one NAK-driven retry at a time
   // receive queue
-  std::deque<RecvWr> rq;
+  Ring<RecvWr> rq;
   // responder
   uint32_t resp_psn = 0, msn = 0;
   uint8_t resp_last_opcode = 0xFF;             // last accepted request opcode (0xFF: none)
@@ -188,7 +198,7 @@ struct Device {
   uint32_t ordinal = 0;                        // N in 10.0.0.N
   uint32_t next_mr_index = 1, next_mw_index = kMwIndexBase + 1, next_qpn = 0x11;
   uint8_t key_counter = 0;
-  std::unordered_map<uint32_t, Handle> mr_by_index, mw_by_index, qp_by_qpn;
+  IndexMap mr_by_index{1}, mw_by_index{kMwIndexBase + 1}, qp_by_qpn{0};   // index_map.h
   std::deque<Handle> channel;                  // completion channel events (CQ handles)
   uint32_t n_pd = 0, n_mr = 0, n_mw = 0, n_cq = 0, n_qp = 0, n_srq = 0;
 };
@@ -248,7 +258,7 @@ class SessionImpl {
   // Deliveries that no fault moved in time have t = now + wire_latency_ns with a non-decreasing now, so they are
   // already in (t, seq) order: they wait in this FIFO instead of the heap. step() takes whichever of heap.front()
   // and fifo.front() comes first by (t, seq), which is exactly the order one heap would give.
-  std::deque<Action> fifo;
+  Ring<Action> fifo;
   FaultConfig faults;
   FreeRunMode mode = FreeRunMode::Off;
   bool free_running = false;                   // Inline or Threads: requester batches, deliveries follow each packet
@@ -262,9 +272,10 @@ class SessionImpl {
   std::thread engine;
   bool stop_req = false;
   bool engine_sleeping = false;
-  std::atomic<uint64_t> doorbell{0};           // bumped by every push(): wakes a spinning or sleeping engine
+  std::atomic<uint64_t> doorbell{0};           // threads mode: bumped by every push(): wakes a spinning or sleeping engine
+  void ring_doorbell();                        // engine.cpp
   std::atomic<bool> threaded{false};           // mode == Threads (readable without mu)
-  std::atomic<uint64_t> cqe_count{0};          // bumped by every cq_post: a poll that found a CQ empty can skip the
+  std::atomic<uint64_t> cqe_count{0};          // threads mode: bumped by every cq_post (and by every mode change): a poll that found a CQ empty can skip the
                                                // lock until it changes (threads mode; the engine owns mu meanwhile)
   const uint64_t serial;                       // unique per session in the process (poll_cq's empty-CQ cache key)
   int64_t clock_base = 0;                      // threads: now == steady_clock ns - clock_base (never goes back)
@@ -365,8 +376,9 @@ class SessionImpl {
   // ---- DataPath::Fast (fastpath.cpp)
   DataPath data_path = DataPath::Fast;
   // headers of the carried deliveries, in the order they sit in fifo (they always take the FIFO: t = now + latency),
-  // kept out of Action so the heap and the FIFO move small structs; a deque keeps references valid while one is used
-  std::deque<wire::Packet> carried;
+  // kept out of Action so the heap and the FIFO move small structs. A delivery takes its header out before it runs
+  // (the ring may grow while it runs)
+  Ring<wire::Packet> carried;
   uint32_t refs_in_flight = 0;                   // queued deliveries whose payload points into the source MR
   uint64_t refs_sent = 0, refs_owned = 0;        // packets sent by reference / whose payload own_refs() copied
   bool fast_ok(const wire::Packet& p) const;     // the packet may take the fast path
@@ -394,7 +406,6 @@ class SessionImpl {
   std::vector<uint8_t> scratch;
   std::vector<std::vector<uint8_t>> pkt_pool;    // recycled packet buffers (no malloc/memset per packet)
   std::vector<Piece> pcs_scratch;
-  std::vector<std::vector<Sge>> sg_pool;         // SGE lists of retired WQEs, reused by post_send (qp.cpp / comp.cpp)
   wire::Packet rx;
   Handle peer_dev(const Qp& q) const { return q.attr.dest_device; }
 

@@ -71,7 +71,7 @@ Status Session::free_buffer(Handle buf) {
   if (it == S.buffer_va.end()) return fail(ENOENT, "buf: no buffer with handle " + std::to_string(buf));
   Buffer& b = S.buffers_by_va.at(it->second);
   for (auto& [h, m] : S.mrs)
-    if (m.state != KeyState::Invalid && m.kind == "user" && m.addr < b.va + b.len && b.va < m.addr + m.length)
+    if (m.state != KeyState::Invalid && m.kind == MrKind::User && m.addr < b.va + b.len && b.va < m.addr + m.length)
       return fail(EBUSY, "buf: still registered by MR lkey " + hex(m.lkey, 8));
   std::free(b.mem);
   S.buffer_bytes -= b.span;

@@ -26,20 +26,20 @@ uint8_t SessionImpl::new_key_byte(Device& d, uint8_t old, bool first) {
 Mr* SessionImpl::mr_by_key(Handle devh, uint32_t key) {
   Device* d = dev(devh);
   if (!d) return nullptr;
-  auto it = d->mr_by_index.find(key >> 8);
-  return it == d->mr_by_index.end() ? nullptr : mr(it->second);
+  const Handle h = d->mr_by_index.get(key >> 8);
+  return h ? mr(h) : nullptr;
 }
 Mw* SessionImpl::mw_by_key(Handle devh, uint32_t key) {
   Device* d = dev(devh);
   if (!d) return nullptr;
-  auto it = d->mw_by_index.find(key >> 8);
-  return it == d->mw_by_index.end() ? nullptr : mw(it->second);
+  const Handle h = d->mw_by_index.get(key >> 8);
+  return h ? mw(h) : nullptr;
 }
 
 MrInfo SessionImpl::mr_info(const Mr& m) const {
   MrInfo i;
   i.handle = m.h; i.pd = m.pd; i.lkey = m.lkey; i.rkey = m.rkey; i.addr = m.addr; i.length = m.length;
-  i.iova = m.iova; i.access = m.access; i.kind = m.kind; i.state = key_state_name(m.state); i.sg = m.sg;
+  i.iova = m.iova; i.access = m.access; i.kind = mr_kind_name(m.kind); i.state = key_state_name(m.state); i.sg = m.sg;
   return i;
 }
 
@@ -80,8 +80,8 @@ Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint3
   m.addr = addr; m.length = length; m.access = access & kKnownAccess;
   m.zero_based = access & ACCESS_ZERO_BASED;
   m.iova = m.zero_based ? 0 : iova.value_or(addr);
-  m.state = KeyState::Valid; m.kind = "user";
-  d.mr_by_index[m.index] = m.h;
+  m.state = KeyState::Valid; m.kind = MrKind::User; m.mem = S.host(addr, length);
+  d.mr_by_index.set(m.index, m.h);
   d.n_mr++; p->users++;
   MrInfo info = S.mr_info(m);
   if (S.capture) {
@@ -101,7 +101,7 @@ Result<MrInfo> Session::rereg_mr(Handle mrh, uint32_t flags, Handle pdh, uint64_
   Device& d = *S.dev(m->dev);
   constexpr uint32_t kTrans = 1, kPd = 2, kAcc = 4;
   if (flags == 0 || (flags & ~7u)) return rfail<MrInfo>(EINVAL, "flags: must be a non-empty subset of CHANGE_TRANSLATION|CHANGE_PD|CHANGE_ACCESS");
-  if (m->kind != "user") return rfail<MrInfo>(EINVAL, "mr: only user MRs can be re-registered");
+  if (m->kind != MrKind::User) return rfail<MrInfo>(EINVAL, "mr: only user MRs can be re-registered");
   if (m->bound_mws) return rfail<MrInfo>(EBUSY, "mr: " + std::to_string(m->bound_mws) + " memory window(s) bound");
   if ((flags & kTrans) && d.profile.rereg_pd_access_only)
     return rfail<MrInfo>(EOPNOTSUPP, "flags: rxe supports only CHANGE_PD and CHANGE_ACCESS (rxe_rereg_user_mr)");
@@ -128,7 +128,7 @@ Result<MrInfo> Session::rereg_mr(Handle mrh, uint32_t flags, Handle pdh, uint64_
   if (np) { S.pd(m->pd)->users--; np->users++; m->pd = pdh; }
   m->access = nacc;
   m->zero_based = nacc & ACCESS_ZERO_BASED;
-  if (flags & kTrans) { m->addr = addr; m->length = length; m->iova = addr; }
+  if (flags & kTrans) { m->addr = addr; m->length = length; m->iova = addr; m->mem = S.host(addr, length); }
   if (m->zero_based) m->iova = 0;
   else if (flags & kAcc && m->iova == 0) m->iova = m->addr;
   // rxe_rereg_user_mr changes the PD / access in place: the keys stay. Otherwise the key byte advances
@@ -178,14 +178,14 @@ Result<MrInfo> Session::alloc_mr(Handle pdh, uint32_t max_num_sg, bool indirect)
   Mr m;
   m.h = S.new_handle(); m.pd = pdh; m.dev = p->dev; m.index = d.next_mr_index++;
   m.lkey = m.rkey = (m.index << 8) | S.new_key_byte(d, 0, true);
-  m.kind = indirect ? "indirect" : "fast_reg";
+  m.kind = indirect ? MrKind::Indirect : MrKind::FastReg;
   m.state = KeyState::Free;
   m.max_num_sg = max_num_sg;
-  d.mr_by_index[m.index] = m.h;
+  d.mr_by_index.set(m.index, m.h);
   d.n_mr++; p->users++;
   MrInfo info = S.mr_info(m);
   if (S.capture) {
-    auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr", std::string(m.kind) + " MR " + key_text(m.lkey) + " (free)");
+    auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr", std::string(mr_kind_name(m.kind)) + " MR " + key_text(m.lkey) + " (free)");
     e.a = m.lkey; e.b = m.rkey; e.c = max_num_sg; e.state(KeyState::Free);
   }
   S.mrs.emplace(m.h, std::move(m));
@@ -197,10 +197,10 @@ Result<uint32_t> Session::map_mr_sg(Handle mrh, const std::vector<Sge>& sg, uint
   auto& S = *impl_;
   Mr* m = S.mr(mrh);
   if (!m) return rfail<uint32_t>(ENOENT, "mr: no MR with handle " + std::to_string(mrh));
-  if (m->kind == "user") return rfail<uint32_t>(EINVAL, "mr: not a fast-registration MR (use alloc_mr)");
+  if (m->kind == MrKind::User) return rfail<uint32_t>(EINVAL, "mr: not a fast-registration MR (use alloc_mr)");
   Device& d = *S.dev(m->dev);
   if (sg.empty()) return rfail<uint32_t>(EINVAL, "sg: empty list");
-  bool indirect = m->kind == "indirect";
+  bool indirect = m->kind == MrKind::Indirect;
   if (!indirect) {
     if (page_size < 4096 || (page_size & (page_size - 1)) || !(d.profile.page_size_cap & page_size))
       return rfail<uint32_t>(EINVAL, "page_size: " + std::to_string(page_size) + " not in page_size_cap");
@@ -241,8 +241,8 @@ bool SessionImpl::mr_translate(Mr& m, uint64_t iova, uint64_t len, std::vector<P
   if (iova < m.iova || iova - m.iova > m.length || len > m.length - (iova - m.iova)) return false;
   uint64_t off = iova - m.iova;
   if (len == 0) return true;
-  if (m.kind == "user") {
-    uint8_t* p = host(m.addr + off, len);
+  if (m.kind == MrKind::User) {
+    uint8_t* p = m.mem ? m.mem + off : host(m.addr + off, len);
     if (!p) return false;
     out.push_back({p, len, m.addr + off});
     return true;

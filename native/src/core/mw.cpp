@@ -29,7 +29,7 @@ Result<MwInfo> Session::alloc_mw(Handle pdh, uint32_t type) {
   w.h = S.new_handle(); w.pd = pdh; w.dev = p->dev; w.type = type; w.index = d.next_mw_index++;
   w.rkey = (w.index << 8) | S.new_key_byte(d, 0, true);
   w.state = type == MW_TYPE_1 ? KeyState::Valid : KeyState::Free;   // rxe: type 1 valid (length 0), type 2 free
-  d.mw_by_index[w.index] = w.h;
+  d.mw_by_index.set(w.index, w.h);
   d.n_mw++; p->users++;
   MwInfo info = S.mw_info(w);
   if (S.capture) {
@@ -158,7 +158,7 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote, const char*
   if (!m) return fail(EINVAL, "invalidate " + key_text(key) + ": no MR with that index");
   if (m->rkey != key && m->lkey != key) return fail(EINVAL, "invalidate " + key_text(key) + ": key byte " + hex(key & 0xff, 2) + " != " + hex(m->rkey & 0xff, 2));
   if (m->bound_mws) return fail(EINVAL, "invalidate " + key_text(key) + ": MR has bound windows");
-  if (m->kind == "user") return fail(EINVAL, "invalidate " + key_text(key) + ": user MRs cannot be invalidated (not a fast-reg MR)");
+  if (m->kind == MrKind::User) return fail(EINVAL, "invalidate " + key_text(key) + ": user MRs cannot be invalidated (not a fast-reg MR)");
   // rxe_invalidate_mr has no PD check (profile flag invalidate_checks_pd off); the IBA requires the QP's PD
   if (m->pd != q.pd) {
     op_rule = "invalidateChecksPd";                // the outcome (refused or not) is this profile rule's
@@ -173,7 +173,7 @@ Status SessionImpl::invalidate_key(Qp& q, uint32_t key, bool remote, const char*
 Status SessionImpl::do_reg_mr_wr(Qp& q, Handle mrh, uint32_t key, uint32_t access) {
   Mr* m = mr(mrh);
   if (!m) return fail(EINVAL, "reg_mr: no MR with handle " + std::to_string(mrh));
-  if (m->kind == "user") return fail(EINVAL, "reg_mr: not a fast-registration MR");
+  if (m->kind == MrKind::User) return fail(EINVAL, "reg_mr: not a fast-registration MR");
   if (m->state != KeyState::Free) return fail(EINVAL, "reg_mr: MR " + key_text(m->lkey) + " is not FREE");
   if (m->pd != q.pd) return fail(EINVAL, "reg_mr: QP PD differs from the MR PD");
   if ((key >> 8) != m->index) return fail(EINVAL, "reg_mr: key " + key_text(key) + " index differs from the MR index " + hex(m->index));

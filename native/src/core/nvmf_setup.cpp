@@ -53,7 +53,7 @@ Status check_mr_sg(SessionImpl& S, const MrSg& m, Handle pd, const char* what) {
   Mr* mr = S.mr(m.mr);
   if (!mr) return fail(EINVAL, std::string(what) + ".mr: no MR with handle " + num(m.mr));
   if (mr->pd != pd) return fail(EINVAL, std::string(what) + ".mr: MR of another PD");
-  if (mr->kind != "user") return fail(EINVAL, std::string(what) + ".mr: needs a user MR (ibv_reg_mr)");
+  if (mr->kind != MrKind::User) return fail(EINVAL, std::string(what) + ".mr: needs a user MR (ibv_reg_mr)");
   if (!(mr->access & ACCESS_LOCAL_WRITE)) return fail(EINVAL, std::string(what) + ".mr: needs IBV_ACCESS_LOCAL_WRITE");
   if (m.len == 0 || m.addr < mr->addr || m.addr + m.len > mr->addr + mr->length)
     return fail(EINVAL, std::string(what) + ": range " + hex(m.addr) + "+" + num(m.len) + " outside the MR");

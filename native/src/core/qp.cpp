@@ -85,8 +85,8 @@ static Trans transition(uint32_t cur, uint32_t next, uint32_t type) {
 Qp* SessionImpl::qp_by_qpn(Handle devh, uint32_t qpn) {
   Device* d = dev(devh);
   if (!d) return nullptr;
-  auto it = d->qp_by_qpn.find(qpn);
-  return it == d->qp_by_qpn.end() ? nullptr : qp(it->second);
+  const Handle h = d->qp_by_qpn.get(qpn);
+  return h ? qp(h) : nullptr;
 }
 
 Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
@@ -136,7 +136,7 @@ Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
     g.max_inline_data = wqe_bytes;
   }
   q.state = QPS_RESET;
-  d.qp_by_qpn[q.qpn] = q.h;
+  d.qp_by_qpn.set(q.qpn, q.h);
   d.n_qp++; p->users++;
   QpInfo info; info.handle = q.h; info.qp_num = q.qpn; info.device = q.dev; info.init = q.init; info.attr = q.attr;
   if (S.capture) {
@@ -402,9 +402,16 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
       return bad(i, ENOMEM, ": send queue full (" + std::to_string(q.init.cap.max_send_wr) + " WRs)");
     uint64_t len = 0;
     for (auto& s : w.sg_list) len += s.length;
-    SendWqe e;
-    if (!sg_pool.empty()) { e.wr.sg_list = std::move(sg_pool.back()); sg_pool.pop_back(); }   // no malloc per WR
-    e.wr = w;                                      // copy-assign: reuses the pooled list's storage
+    // built in the ring's next slot, committed once every check passed; the slot's old SGE list and inline buffer keep
+    // their storage (copy-assign), so a post allocates nothing
+    SendWqe& e = q.sq.next_back();
+    {
+      std::vector<Sge> sg = std::move(e.wr.sg_list);
+      std::vector<uint8_t> inl = std::move(e.wr.inline_data);
+      e = SendWqe{};
+      e.wr.sg_list = std::move(sg); e.wr.inline_data = std::move(inl);
+    }
+    e.wr = w;
     bool is_inline = w.send_flags & SEND_INLINE;
     if (is_inline) {
       if (op != WR_SEND && op != WR_SEND_WITH_IMM && op != WR_RDMA_WRITE && op != WR_RDMA_WRITE_WITH_IMM && op != WR_SEND_WITH_INV)
@@ -457,7 +464,7 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
     e.length = len;
     e.local = op == WR_LOCAL_INV || op == WR_BIND_MW || op == WR_REG_MR;
     e.signaled = (w.send_flags & SEND_SIGNALED) || q.init.sq_sig_all;
-    q.sq.push_back(std::move(e));
+    q.sq.commit_back();
     q.sq_posted++;
     if (capture) {
       auto& ev = emit(EventKind::WqePosted, q.dev, q.h, "qp", std::string(wr_name(op)) + " wr_id " + std::to_string(w.wr_id));

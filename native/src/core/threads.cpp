@@ -135,6 +135,8 @@ Status Session::set_free_run_mode(FreeRunMode m) {
   auto lk = S.lock();
   S.mode = m;
   S.threaded.store(m == FreeRunMode::Threads, std::memory_order_relaxed);
+  S.cqe_count.fetch_add(1, std::memory_order_release);   // CQEs posted while not threaded did not count: forget
+                                                          // every poll_cq "found empty" note
   S.free_running = m != FreeRunMode::Off;
   S.inline_run = m == FreeRunMode::Inline;
   if (m == FreeRunMode::Threads) {
