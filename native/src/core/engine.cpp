@@ -42,7 +42,11 @@ uint64_t SessionImpl::next_time() const {
 }
 
 void SessionImpl::exec(Action& a) {
-  if (a.t > now) now = a.t;
+  // Threads mode runs in real time (threads.cpp sets now from the clock before each action, and runs a delivery as
+  // soon as it is due within one wire latency): a delivery does not move the clock to its arrival time, or every
+  // hop of a request / ACK exchange would add one wire latency ahead of real time and the engine would then wait
+  // for the clock to catch up, pacing the device at one packet per wire latency. Timers keep their deadline.
+  if (a.t > now && !(a.kind == Action::Deliver && mode == FreeRunMode::Threads)) now = a.t;
   switch (a.kind) {
     case Action::ReqRun:
       if (Qp* q = qp(a.qp)) {

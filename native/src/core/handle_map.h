@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -47,7 +48,8 @@ template <class T> class HandleMap {
     if (!count(h)) emplace(h, T{});
     return v_[h]->second;
   }
-  T& at(uint32_t h) { return v_.at(h)->second; }
+  T& at(uint32_t h) { if (!count(h)) throw std::out_of_range("HandleMap::at"); return v_[h]->second; }
+  const T& at(uint32_t h) const { if (!count(h)) throw std::out_of_range("HandleMap::at"); return v_[h]->second; }
 
  private:
   std::vector<std::unique_ptr<value_type>> v_;

@@ -236,7 +236,7 @@ class SessionImpl {
   uint64_t buffer_bytes = 0;                   // sum of the buffers' spans
   uint64_t memory_limit = Session::kDefaultMemoryLimit;
   std::unordered_map<Handle, uint64_t> buffer_va;
-  std::map<Handle, Device> devs;
+  HandleMap<Device> devs;
   HandleMap<Pd> pds;
   HandleMap<Mr> mrs;
   HandleMap<Mw> mws;
