@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // verbslab: command-line entry.
 //   verbslab devices            software device profiles, and real RDMA devices (or "none found")
-//   verbslab bench [--json] [--no-ui]  native figures (build/native/vl_bench, built if needed) and the console's
+//   verbslab bench [--json] [--no-ui] [--runs N]  native figures (build/native/vl_bench, built if needed) and the console's
 //                               figures in headless Chromium (e2e/console-perf.spec.ts); one JSON object with --json
 //   verbslab run ...            scenarios, headless (app/scenario/cli.ts)
 //   verbslab export-c ...       scenario -> C (app/scenario/cli.ts)
@@ -13,11 +13,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { medianOfRuns } from './bench-median.mjs';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const USAGE = `usage: verbslab <command>
   devices            list the software device profiles and the real RDMA devices
-  bench [--json] [--no-ui]
-                     run the benchmarks: native device (vl_bench) and the console in headless Chromium
+  bench [--json] [--no-ui] [--runs N]
+                     run the benchmarks: native device (vl_bench) and the console in headless Chromium;
+                     --runs N: the native figures are the median of N runs, with their spread
   run ...            run scenario files headless (verbslab run --help)
   lab list|run ...   the guided labs of labs/, headless (verbslab lab --help)
   export-c ...       export a scenario as a C program using libibverbs
@@ -62,10 +65,18 @@ async function bench(args) {
   const build = { buildBench: quiet(mod.buildBench), buildAddon: quiet(mod.buildAddon), buildRenderer: quiet(mod.buildRenderer) };
   try { await build.buildBench(); } catch (e) { console.error(`verbslab bench: build failed: ${e.message}`); return 1; }
   const bin = path.join(root, 'build', 'native', 'vl_bench');
-  const r = spawnSync(bin, ['--json', ...args.filter((a) => a !== '--json' && a !== '--no-ui')], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
-  if (r.status !== 0) { console.error(`verbslab bench: vl_bench exited with ${r.status ?? r.signal}`); return 1; }
-  let data;
-  try { data = JSON.parse(r.stdout); } catch { process.stdout.write(r.stdout); return json ? 1 : 0; }
+  const runsAt = args.indexOf('--runs');
+  const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : 1;
+  if (!Number.isInteger(runs) || runs < 1 || runs > 99) { console.error('verbslab bench: --runs takes a whole number from 1 to 99'); return 2; }
+  const passArgs = args.filter((a, i) => a !== '--json' && a !== '--no-ui' && i !== runsAt && i !== runsAt + 1);
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const r = spawnSync(bin, ['--json', ...passArgs], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status !== 0) { console.error(`verbslab bench: vl_bench exited with ${r.status ?? r.signal}`); return 1; }
+    try { samples.push(JSON.parse(r.stdout)); } catch { process.stdout.write(r.stdout); return json ? 1 : 0; }
+    if (runs > 1) console.error(`verbslab bench: native run ${i + 1}/${runs} done`);
+  }
+  const data = medianOfRuns(samples);
   Object.assign(data, await labBenches(build));
   if (!noUi) Object.assign(data, await uiBench(build));
   if (json) { process.stdout.write(`${JSON.stringify(data)}\n`); return 0; }
