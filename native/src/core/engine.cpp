@@ -18,6 +18,7 @@ void SessionImpl::ring_doorbell() {
 }
 
 void SessionImpl::push(Action a) {
+  if (direct.pending) queue_direct();              // fastpath.cpp: the hand-off was sent first
   a.seq = action_seq++;
   heap.push_back(std::move(a));
   std::push_heap(heap.begin(), heap.end(), later);
@@ -30,6 +31,7 @@ void SessionImpl::push_delivery(Action a) {
 }
 
 void SessionImpl::push_fifo(Action a) {
+  if (direct.pending) queue_direct();
   a.seq = action_seq++;
   fifo.push_back(std::move(a));
   ring_doorbell();
@@ -58,11 +60,13 @@ void SessionImpl::exec(Action& a) {
         for (int i = 0; i < 64; i++) {
           q->req_scheduled = false;
           req_run(*q);
+          if (direct.pending) deliver_direct();   // fastpath.cpp
           deliver_pending();
           if (refs_in_flight) own_refs();          // fastpath.cpp: a ref delivery never outlives its batch step
           q = qp(a.qp);
           if (!q || !q->req_scheduled) break;
         }
+        if (direct.pending) queue_direct();        // (none is left: deliver_direct resolves each; kept as a guard)
         batching_qp = 0;
         if (q && q->req_scheduled) { q->req_scheduled = false; schedule_req(*q); }
       }
@@ -70,7 +74,7 @@ void SessionImpl::exec(Action& a) {
     case Action::Deliver:
       if (a.carried) deliver_carried(a);           // DataPath::Fast (fastpath.cpp)
       else deliver(a.src_dev, a.dst_dev, a.ip_id, a.pkt);
-      if (pkt_pool.size() < 4096) pkt_pool.push_back(std::move(a.pkt));
+      if (pkt_pool.size() < 4096 && a.pkt.capacity()) pkt_pool.push_back(std::move(a.pkt));   // a by-reference delivery has no buffer
       break;
     case Action::AckTimer:
       if (Qp* q = qp(a.qp)) on_ack_timer(*q, a.gen);
@@ -106,6 +110,7 @@ void SessionImpl::deliver_pending() {
     Action d = std::move(fifo.front());
     fifo.pop_front();
     exec(d);
+    if (direct.pending) deliver_direct();         // an ACK / response the delivery sent
   }
 }
 

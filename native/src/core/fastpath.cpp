@@ -51,6 +51,20 @@ static void as_decoded(const Packet& s, Packet& p) {
 }
 
 void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_memory) {
+  if (direct.pending) queue_direct();              // sent before this one
+  const bool ref_ok = payload_in_memory && free_running && batching_qp && fifo.empty() && !process_memory;
+  if (handoff && !capture && free_running && batching_qp && fifo.empty() && (!p.payload_len || ref_ok)) {
+    // the hand-off: this packet is the next delivery unless a timer is due first (see deliver_direct)
+    direct.pending = true;
+    direct.src = src; direct.dst = dst; direct.ip_id = ip_id++;
+    direct.t = now + wire_latency_ns; direct.seq = action_seq++;   // the numbers push_fifo would have given it
+    direct.ref = p.payload_len != 0;
+    as_decoded(p, direct.h);
+    direct.h.payload = p.payload;
+    packets_sent++;
+    if (direct.ref) refs_sent++;
+    return;
+  }
   Action a;
   a.kind = Action::Deliver; a.src_dev = src; a.dst_dev = dst; a.ip_id = ip_id++;
   a.carried = true;
@@ -70,7 +84,7 @@ void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_m
     pcap.push_back({now, src, dst, a.ip_id, a.pkt});
     if (pcap.size() > (1u << 18)) pcap.pop_front();
   } else if (p.payload_len) {
-    if (payload_in_memory && free_running && batching_qp && fifo.empty() && !process_memory) {
+    if (ref_ok) {
       a.ref = true;                                // delivered next in this batch (see the top of this file)
       h.payload = p.payload;
       refs_in_flight++;
@@ -83,6 +97,33 @@ void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_m
   }
   a.t = now + wire_latency_ns;                     // not before fifo.back().t (now never goes back): in order
   push_fifo(std::move(a));
+}
+
+// The hand-off's delivery, right after the code that sent the packet returned (exec's batch loop, deliver_pending):
+// nothing was pushed since it was sent (a push would have queued it first), so the engine's queues are as they were
+// then, and the FIFO's rule decides as it would have for the queued packet: delivered now when no delivery is queued
+// and no timer is due first, exactly as deliver_pending would pop and exec it; else queued in the FIFO behind what
+// is there. A delivery may send the next packet (an ACK, a READ response): loop until none is pending.
+void SessionImpl::deliver_direct() {
+  while (direct.pending) {
+    if (!fifo.empty() || (!heap.empty() && heap.front().t <= direct.t)) { direct_queued++; queue_direct(); return; }
+    direct.pending = false;
+    if (direct.t > now && mode != FreeRunMode::Threads) now = direct.t;   // as exec() does for a delivery
+    const Packet h = direct.h;                     // the delivery may hand off the next packet into `direct`
+    direct_delivered++;
+    if (dev(direct.dst)) dispatch(direct.src, direct.dst, nullptr, direct.ip_id, h, no_bytes);
+  }
+}
+
+void SessionImpl::queue_direct() {
+  direct.pending = false;
+  Action a;
+  a.kind = Action::Deliver; a.src_dev = direct.src; a.dst_dev = direct.dst; a.ip_id = direct.ip_id;
+  a.carried = true; a.t = direct.t; a.seq = direct.seq;
+  if (direct.ref) { a.ref = true; refs_in_flight++; }   // own_refs() copies it out if the batch step ends first
+  carried.push_back(direct.h);
+  fifo.push_back(std::move(a));                    // its own seq (push_fifo would number it again)
+  ring_doorbell();
 }
 
 void SessionImpl::deliver_carried(Action& a) {

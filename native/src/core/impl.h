@@ -381,6 +381,20 @@ class SessionImpl {
   Ring<wire::Packet> carried;
   uint32_t refs_in_flight = 0;                   // queued deliveries whose payload points into the source MR
   uint64_t refs_sent = 0, refs_owned = 0;        // packets sent by reference / whose payload own_refs() copied
+  // The hand-off (fastpath.cpp): free running, inside a requester batch, a packet sent while no delivery is queued
+  // waits here instead of the FIFO; right after the code that sent it returns, it is delivered at once if it is still
+  // the next action (the FIFO's own rule), else queued where the FIFO would have had it. Any push first queues it.
+  struct Direct {
+    bool pending = false;
+    Handle src = 0, dst = 0; uint16_t ip_id = 0; uint64_t t = 0, seq = 0; bool ref = false;
+    wire::Packet h;
+  } direct;
+  uint64_t direct_delivered = 0;                 // packets handed off without the FIFO
+  uint64_t direct_queued = 0;                    // hand-offs queued after all because a timer was due first
+  bool handoff = true;                           // off: every packet takes the FIFO (tests compare the two)
+  void deliver_direct();                         // deliver or queue the pending hand-off (after each batch step's code)
+  void queue_direct();                           // queue the pending hand-off in the FIFO (before any other push)
+  const std::vector<uint8_t> no_bytes;
   bool fast_ok(const wire::Packet& p) const;     // the packet may take the fast path
   void send_fast(Handle src, Handle dst, wire::Packet& p, bool payload_in_memory);
   // a PacketSent event's text: the opcode's name, and what a registered payload decoder (vl/decoders.h) says of the
@@ -426,7 +440,7 @@ class SessionImpl {
   void exec(Action& a);
   void deliver_pending();                      // free running: deliver queued packets that are due before the rest
   void run_to_idle();
-  bool idle() const { return heap.empty() && fifo.empty(); }
+  bool idle() const { return heap.empty() && fifo.empty(); }   // (a hand-off never outlives its batch step)
   uint64_t next_time() const;                  // time of the next action (idle() must be false)
 };
 
