@@ -34,20 +34,17 @@ bool SessionImpl::fast_ok(const Packet& p) const {
 // value is not computed (nothing after the check reads it).
 static void as_decoded(const Packet& s, Packet& p) {
   const uint32_t m = opcode_mask(s.opcode);
-  p = Packet{};
-  p.opcode = s.opcode; p.se = s.se; p.mig = s.mig; p.pad = uint8_t((4 - (s.payload_len & 3)) & 3); p.tver = 0;
-  p.pkey = s.pkey; p.fecn_becn_resv = s.fecn_becn_resv; p.dest_qp = s.dest_qp & 0xFFFFFF; p.ack_req = s.ack_req;
-  p.psn = s.psn & 0xFFFFFF;
-  if (m & H_DETH) { p.deth_qkey = s.deth_qkey; p.deth_src_qp = s.deth_src_qp & 0xFFFFFF; }
-  if (m & H_RETH) { p.reth_va = s.reth_va; p.reth_rkey = s.reth_rkey; p.reth_dmalen = s.reth_dmalen; }
-  if (m & H_AETH) { p.aeth_syndrome = s.aeth_syndrome; p.aeth_msn = s.aeth_msn & 0xFFFFFF; }
-  if (m & H_ATOMICETH) {
-    p.atomic_va = s.atomic_va; p.atomic_rkey = s.atomic_rkey; p.atomic_swap_add = s.atomic_swap_add; p.atomic_compare = s.atomic_compare;
-  }
-  if (m & H_ATOMICACKETH) p.atomic_ack_orig = s.atomic_ack_orig;
-  if (m & H_IMMDT) p.immdt = s.immdt;
-  if (m & H_IETH) p.ieth_rkey = s.ieth_rkey;
-  p.payload_len = s.payload_len;
+  p = s;                                           // one block copy, then what decode would not give back
+  p.pad = uint8_t((4 - (s.payload_len & 3)) & 3); p.tver = 0;
+  p.dest_qp &= 0xFFFFFF; p.psn &= 0xFFFFFF;
+  if (m & H_DETH) p.deth_src_qp &= 0xFFFFFF; else p.deth_qkey = p.deth_src_qp = 0;
+  if (!(m & H_RETH)) { p.reth_va = 0; p.reth_rkey = 0; p.reth_dmalen = 0; }
+  if (m & H_AETH) p.aeth_msn &= 0xFFFFFF; else p.aeth_syndrome = 0, p.aeth_msn = 0;
+  if (!(m & H_ATOMICETH)) { p.atomic_va = 0; p.atomic_rkey = 0; p.atomic_swap_add = 0; p.atomic_compare = 0; }
+  if (!(m & H_ATOMICACKETH)) p.atomic_ack_orig = 0;
+  if (!(m & H_IMMDT)) p.immdt = 0;
+  if (!(m & H_IETH)) p.ieth_rkey = 0;
+  p.payload = nullptr; p.icrc = 0;                 // the caller points payload at the bytes
 }
 
 void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_memory) {
@@ -59,8 +56,8 @@ void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_m
     direct.src = src; direct.dst = dst; direct.ip_id = ip_id++;
     direct.t = now + wire_latency_ns; direct.seq = action_seq++;   // the numbers push_fifo would have given it
     direct.ref = p.payload_len != 0;
-    as_decoded(p, direct.h);
-    direct.h.payload = p.payload;
+    as_decoded(p, direct.h[direct.slot]);
+    direct.h[direct.slot].payload = p.payload;
     packets_sent++;
     if (direct.ref) refs_sent++;
     return;
@@ -109,7 +106,8 @@ void SessionImpl::deliver_direct() {
     if (!fifo.empty() || (!heap.empty() && heap.front().t <= direct.t)) { direct_queued++; queue_direct(); return; }
     direct.pending = false;
     if (direct.t > now && mode != FreeRunMode::Threads) now = direct.t;   // as exec() does for a delivery
-    const Packet h = direct.h;                     // the delivery may hand off the next packet into `direct`
+    const Packet& h = direct.h[direct.slot];
+    direct.slot ^= 1;                              // a packet this delivery hands off goes into the other slot
     direct_delivered++;
     if (dev(direct.dst)) dispatch(direct.src, direct.dst, nullptr, direct.ip_id, h, no_bytes);
   }
@@ -121,7 +119,7 @@ void SessionImpl::queue_direct() {
   a.kind = Action::Deliver; a.src_dev = direct.src; a.dst_dev = direct.dst; a.ip_id = direct.ip_id;
   a.carried = true; a.t = direct.t; a.seq = direct.seq;
   if (direct.ref) { a.ref = true; refs_in_flight++; }   // own_refs() copies it out if the batch step ends first
-  carried.push_back(direct.h);
+  carried.push_back(direct.h[direct.slot]);
   fifo.push_back(std::move(a));                    // its own seq (push_fifo would number it again)
   ring_doorbell();
 }

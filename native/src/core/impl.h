@@ -387,7 +387,7 @@ class SessionImpl {
   struct Direct {
     bool pending = false;
     Handle src = 0, dst = 0; uint16_t ip_id = 0; uint64_t t = 0, seq = 0; bool ref = false;
-    wire::Packet h;
+    wire::Packet h[2]; uint8_t slot = 0;         // the pending header is h[slot]; the one being delivered the other
   } direct;
   uint64_t direct_delivered = 0;                 // packets handed off without the FIFO
   uint64_t direct_queued = 0;                    // hand-offs queued after all because a timer was due first
