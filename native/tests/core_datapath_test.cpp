@@ -145,7 +145,8 @@ TEST(DataPath, HandOffQueuedBehindAnEarlierAction) {
   // before it. Here another QP's requester run is due (queued while stepped) when a WRITE packet is handed off inside
   // a batch; the hand-off must then be queued behind it, as the FIFO would have ordered the packet. The engine then
   // runs both and the end state equals the one with hand-offs off.
-  auto run = [](bool handoff) {
+  // push_after: x's requester run is queued after the hand-off was made (a heap push does not queue a hand-off)
+  auto run = [](bool handoff, bool push_after) {
     Pair p("rxe", QPT_RC, 9, 65536);
     SessionImpl& S = p.s.internals();
     S.handoff = handoff;
@@ -153,7 +154,7 @@ TEST(DataPath, HandOffQueuedBehindAnEarlierAction) {
     Side x, y;
     p.fresh(x, y, p.a.scq, p.a.rcq, p.b.scq, p.b.rcq);
     pattern(p.s, p.a.buf.addr, 65536, 5);
-    EXPECT_TRUE(p.write(x, y, 1000, 1000, 64, 2).ok());   // stepped: x's requester run waits in the heap, due now
+    if (!push_after) EXPECT_TRUE(p.write(x, y, 1000, 1000, 64, 2).ok());   // stepped: x's run waits in the heap, due now
     // a's requester batch sends a WRITE ONLY of 64 bytes from a's MR (what req_run builds for a 64-byte WR)
     S.free_running = true;
     S.batching_qp = p.a.qp;
@@ -162,6 +163,7 @@ TEST(DataPath, HandOffQueuedBehindAnEarlierAction) {
     pk.reth_va = p.b.buf.addr; pk.reth_rkey = p.b.mr.rkey; pk.reth_dmalen = 64;
     pk.payload = S.host(p.a.buf.addr, 64); pk.payload_len = 64;
     S.send_fast(p.a.dev, p.b.dev, pk, true);
+    if (push_after) EXPECT_TRUE(p.write(x, y, 1000, 1000, 64, 2).ok());
     if (S.direct.pending) S.deliver_direct();
     Outcome o;
     o.queued = S.direct_queued;
@@ -174,16 +176,19 @@ TEST(DataPath, HandOffQueuedBehindAnEarlierAction) {
     o.now = S.now; o.packets = S.packets_sent; o.direct = S.direct_delivered;
     return o;
   };
-  auto on = run(true), off = run(false);
-  EXPECT_EQ(on.queued, 1u);
-  EXPECT_EQ(on.actions, 1u);
-  EXPECT_EQ(on.direct, 0u);
-  EXPECT_EQ(off.queued, 0u);
-  EXPECT_EQ(on.now, off.now);
-  EXPECT_EQ(on.packets, off.packets);
-  EXPECT_TRUE(on.mem_b == off.mem_b);
-  const auto want = read_pattern(5, 65536);
-  EXPECT_TRUE(std::equal(on.mem_b.begin(), on.mem_b.begin() + 64, want.begin()));   // a's 64 bytes landed in b
+  for (bool after : {false, true}) {
+    auto on = run(true, after), off = run(false, after);
+    EXPECT_EQ(on.queued, 1u) << after;
+    EXPECT_EQ(on.actions, 1u) << after;
+    EXPECT_EQ(on.direct, 0u) << after;
+    EXPECT_EQ(off.queued, 0u) << after;
+    EXPECT_EQ(on.now, off.now) << after;
+    EXPECT_EQ(on.packets, off.packets) << after;
+    EXPECT_EQ(on.wcs, off.wcs) << after;
+    EXPECT_TRUE(on.mem_b == off.mem_b) << after;
+    const auto want = read_pattern(5, 65536);
+    EXPECT_TRUE(std::equal(on.mem_b.begin(), on.mem_b.begin() + 64, want.begin()));   // a's 64 bytes landed in b
+  }
 }
 
 TEST(DataPath, FaultsUseTheStrictPath) {

@@ -18,7 +18,8 @@ void SessionImpl::ring_doorbell() {
 }
 
 void SessionImpl::push(Action a) {
-  if (direct.pending) queue_direct();              // fastpath.cpp: the hand-off was sent first
+  // (a pending hand-off stays pending: a heap action due no later than it makes deliver_direct queue it, and one due
+  // after it cannot come first)
   a.seq = action_seq++;
   heap.push_back(std::move(a));
   std::push_heap(heap.begin(), heap.end(), later);

@@ -97,10 +97,11 @@ void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_m
 }
 
 // The hand-off's delivery, right after the code that sent the packet returned (exec's batch loop, deliver_pending):
-// nothing was pushed since it was sent (a push would have queued it first), so the engine's queues are as they were
-// then, and the FIFO's rule decides as it would have for the queued packet: delivered now when no delivery is queued
-// and no timer is due first, exactly as deliver_pending would pop and exec it; else queued in the FIFO behind what
-// is there. A delivery may send the next packet (an ACK, a READ response): loop until none is pending.
+// nothing entered the FIFO since it was sent (that would have queued it first), so the FIFO's rule decides as it
+// would have for the queued packet: delivered now when no delivery is queued and no heap action (a timer, another
+// QP's requester run, pushed before or after it) is due at or before its arrival, exactly as deliver_pending would
+// pop and exec it; else queued in the FIFO, where (t, seq) order puts it after the earlier heap action. A delivery
+// may send the next packet (an ACK, a READ response): loop until none is pending.
 void SessionImpl::deliver_direct() {
   while (direct.pending) {
     if (!fifo.empty() || (!heap.empty() && heap.front().t <= direct.t)) { direct_queued++; queue_direct(); return; }

@@ -30,6 +30,7 @@ template <class T> class HandleMap {
   iterator end() { return iterator(&v_, v_.size()); }
   iterator find(uint32_t h) { return h < v_.size() && v_[h] ? iterator(&v_, h) : end(); }
   size_t count(uint32_t h) const { return h < v_.size() && v_[h] ? 1 : 0; }
+  T* get(uint32_t h) { return h < v_.size() && v_[h] ? &v_[h]->second : nullptr; }   // the lookup on every packet
   size_t size() const { return n_; }
   template <class U> std::pair<iterator, bool> emplace(uint32_t h, U&& x) {
     if (h >= v_.size()) v_.resize(size_t(h) + 1);

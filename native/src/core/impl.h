@@ -306,14 +306,14 @@ class SessionImpl {
   void note_write(Handle dev, uint64_t va, uint64_t len);
 
   // ---- keys (mr.cpp)
-  Device* dev(Handle h) { auto it = devs.find(h); return it == devs.end() ? nullptr : &it->second; }
+  Device* dev(Handle h) { return devs.get(h); }
   const Profile& profile_of(Handle devh) const { return devs.at(devh).profile; }   // the device must exist
-  Pd* pd(Handle h) { auto it = pds.find(h); return it == pds.end() ? nullptr : &it->second; }
-  Mr* mr(Handle h) { auto it = mrs.find(h); return it == mrs.end() ? nullptr : &it->second; }
-  Mw* mw(Handle h) { auto it = mws.find(h); return it == mws.end() ? nullptr : &it->second; }
-  Cq* cq(Handle h) { auto it = cqs.find(h); return it == cqs.end() ? nullptr : &it->second; }
-  Srq* srq(Handle h) { auto it = srqs.find(h); return it == srqs.end() ? nullptr : &it->second; }
-  Qp* qp(Handle h) { auto it = qps.find(h); return it == qps.end() ? nullptr : &it->second; }
+  Pd* pd(Handle h) { return pds.get(h); }
+  Mr* mr(Handle h) { return mrs.get(h); }
+  Mw* mw(Handle h) { return mws.get(h); }
+  Cq* cq(Handle h) { return cqs.get(h); }
+  Srq* srq(Handle h) { return srqs.get(h); }
+  Qp* qp(Handle h) { return qps.get(h); }
   Qp* qp_by_qpn(Handle dev, uint32_t qpn);
   uint8_t new_key_byte(Device& d, uint8_t old, bool first);
   Mr* mr_by_key(Handle dev, uint32_t key);
@@ -383,7 +383,8 @@ class SessionImpl {
   uint64_t refs_sent = 0, refs_owned = 0;        // packets sent by reference / whose payload own_refs() copied
   // The hand-off (fastpath.cpp): free running, inside a requester batch, a packet sent while no delivery is queued
   // waits here instead of the FIFO; right after the code that sent it returns, it is delivered at once if it is still
-  // the next action (the FIFO's own rule), else queued where the FIFO would have had it. Any push first queues it.
+  // the next action (the FIFO's own rule), else queued where the FIFO would have had it. A push to the FIFO first
+  // queues it.
   struct Direct {
     bool pending = false;
     Handle src = 0, dst = 0; uint16_t ip_id = 0; uint64_t t = 0, seq = 0; bool ref = false;
