@@ -44,6 +44,18 @@ TEST(Ring, PushFrontPopBackClear) {
   EXPECT_EQ(r.front(), 9);
 }
 
+TEST(Ring, PushOfItsOwnElementWhileGrowing) {
+  // as with std::deque, pushing a copy of an element of the ring works when the push makes the ring grow
+  Ring<std::vector<int>> r;
+  for (int i = 0; i < 16; i++) r.push_back(std::vector<int>(8, i));
+  r.push_back(r.front());                            // 17th element: the ring grows while copying its first
+  r.push_front(r.back());
+  ASSERT_EQ(r.size(), 18u);
+  EXPECT_EQ(r[0], std::vector<int>(8, 0));
+  EXPECT_EQ(r[17], std::vector<int>(8, 0));
+  EXPECT_EQ(r[16], std::vector<int>(8, 15));
+}
+
 TEST(Ring, NextBackIsNotQueuedUntilCommitted) {
   Ring<std::vector<int>> r;
   auto& s = r.next_back();

@@ -34,10 +34,23 @@ class Ring {
   T& next_back() { grow_if_full(); return (*this)[n_]; }
   void commit_back() { n_++; }
 
-  void push_back(const T& v) { next_back() = v; n_++; }
-  void push_back(T&& v) { next_back() = std::move(v); n_++; }
-  template <class... A> T& emplace_back(A&&... a) { T& s = next_back(); s = T(std::forward<A>(a)...); n_++; return s; }
-  void push_front(const T& v) { grow_if_full(); head_ = (head_ - 1) & mask_; slots_[head_] = v; n_++; }
+  // (v may be an element of this ring, as with std::deque: it is copied out before the ring grows)
+  void push_back(const T& v) {
+    if (n_ == slots_.size()) { T keep = v; next_back() = std::move(keep); } else next_back() = v;
+    n_++;
+  }
+  void push_back(T&& v) {
+    if (n_ == slots_.size()) { T keep = std::move(v); next_back() = std::move(keep); } else next_back() = std::move(v);
+    n_++;
+  }
+  template <class... A> T& emplace_back(A&&... a) { T s(std::forward<A>(a)...); push_back(std::move(s)); return back(); }
+  void push_front(const T& v) {
+    T keep = v;
+    grow_if_full();
+    head_ = (head_ - 1) & mask_;
+    slots_[head_] = std::move(keep);
+    n_++;
+  }
   void pop_front() { head_ = (head_ + 1) & mask_; n_--; }
   void pop_back() { n_--; }
   void clear() { head_ = 0; n_ = 0; }
