@@ -14,7 +14,10 @@
 //   - free running, inside a requester batch with nothing queued ahead of the packet, the payload is not copied
 //     at all: the delivery reads the source MR (ref) and the responder copies it into the target MR, the one copy
 //     a NIC's DMA makes. No verbs call, memory write or other delivery can come between that send and the
-//     delivery; if the batch ends before the delivery ran, own_refs() copies the payload out first.
+//     delivery; if the batch ends before the delivery ran, own_refs() copies the payload out first;
+//   - free running, inside a requester batch with nothing queued, the packet does not even enter the FIFO: it is
+//     handed off (SessionImpl::direct) and delivered as soon as the code that sent it returns, when the FIFO's
+//     rule would deliver it next (deliver_direct); otherwise it is queued where the FIFO would have had it.
 #include "core/impl.h"
 
 namespace vl {
