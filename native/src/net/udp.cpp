@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <netpacket/packet.h>
 #include <poll.h>
+#include <netinet/udp.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,8 +23,13 @@ namespace {
 
 constexpr size_t kTxBatch = 64;
 constexpr size_t kRxBatch = 64;
-constexpr size_t kRxSlot = 9216;
-constexpr int64_t kSpinNs = 50000;             // keep polling this long after the last datagram before sleeping              // > 4096 PMTU + headers; bigger datagrams are refused as truncated
+constexpr size_t kRxSlot = 9216;               // > 4096 PMTU + headers; bigger datagrams are refused as truncated
+constexpr size_t kRxSlotGro = 65536;           // a UDP GRO buffer: up to a 64 KiB IP datagram of coalesced segments
+constexpr int64_t kSpinNs = 50000;             // keep polling this long after the last datagram before sleeping
+// UDP GSO limits (net/ipv4/udp.c udp_send_skb): at most UDP_MAX_SEGMENTS segments (64 before Linux 5.x raised it to
+// 128: the older bound is used), and the whole super-buffer is one UDP datagram, <= 65535 - 20 - 8 bytes of payload.
+constexpr size_t kGsoMaxSegs = 64;
+constexpr size_t kGsoMaxBytes = 65507;
 
 int64_t mono_ns() {
   timespec ts;
@@ -235,29 +241,39 @@ uint32_t roce_active_mtu(uint32_t netdev_mtu) {
 
 // ---------------------------------------------------------------- IPv4 ID recovery
 
-bool recover_ipv4_id(wire::Framing& f, const uint8_t* p, size_t n) {
-  if (f.ipv6 || n < 16) return false;
-  uint32_t got = uint32_t(p[n - 4]) | uint32_t(p[n - 3]) << 8 | uint32_t(p[n - 2]) << 16 | uint32_t(p[n - 1]) << 24;
-  wire::Framing g = f;
-  g.ip_id = 0;
-  const uint32_t c0 = wire::icrc(g, p, n);
-  // basis: what each ID bit flips in the CRC for a packet of this length (cached per length)
+namespace {
+
+uint32_t trailing_icrc(const uint8_t* p, size_t n) {
+  return uint32_t(p[n - 4]) | uint32_t(p[n - 3]) << 8 | uint32_t(p[n - 2]) << 16 | uint32_t(p[n - 1]) << 24;
+}
+
+// What each bit of the IPv4 ID flips in the ICRC of an n-byte packet: icrc(id) = icrc(0) ^ sum of col[i] over the
+// set bits i of id (the CRC is linear, and only the packet length decides how far the ID field is from the end).
+// c0 = icrc with ID 0 of this packet. Cached per length, so the 16 extra CRC passes are paid once per length.
+const uint32_t* ipv4_id_basis(const wire::Framing& f, const uint8_t* p, size_t n, uint32_t c0) {
   struct Basis { size_t len = 0; uint32_t col[16]; };
   static thread_local Basis cache[8];
   static thread_local unsigned next = 0;
-  Basis* b = nullptr;
-  for (auto& c : cache) if (c.len == n) b = &c;
-  if (!b) {
-    b = &cache[next++ % 8];
-    b->len = n;
-    for (int i = 0; i < 16; i++) { g.ip_id = static_cast<uint16_t>(1u << i); b->col[i] = wire::icrc(g, p, n) ^ c0; }
-  }
-  // solve sum(x_i * col_i) = got ^ c0 over GF(2): Gaussian elimination on 32-bit columns
+  for (auto& c : cache) if (c.len == n) return c.col;
+  Basis* b = &cache[next++ % 8];
+  wire::Framing g = f;
+  for (int i = 0; i < 16; i++) { g.ip_id = static_cast<uint16_t>(1u << i); b->col[i] = wire::icrc(g, p, n) ^ c0; }
+  b->len = n;
+  return b->col;
+}
+
+uint32_t ipv4_id_delta(const uint32_t* col, uint16_t id) {
+  uint32_t d = 0;
+  for (int i = 0; i < 16; i++) if (id >> i & 1) d ^= col[i];
+  return d;
+}
+
+// solve sum(x_i * col_i) = target over GF(2): Gaussian elimination on 32-bit columns. False: no ID explains it.
+bool solve_ipv4_id(const uint32_t* basis, uint32_t target, uint16_t& x) {
   uint32_t col[16];
   uint16_t comb[16];
-  for (int i = 0; i < 16; i++) { col[i] = b->col[i]; comb[i] = static_cast<uint16_t>(1u << i); }
-  uint32_t target = got ^ c0;
-  uint16_t x = 0;
+  for (int i = 0; i < 16; i++) { col[i] = basis[i]; comb[i] = static_cast<uint16_t>(1u << i); }
+  x = 0;
   int rank = 0;
   for (int bit = 31; bit >= 0 && rank < 16; bit--) {
     int piv = -1;
@@ -270,16 +286,39 @@ bool recover_ipv4_id(wire::Framing& f, const uint8_t* p, size_t n) {
     if (target >> bit & 1) { target ^= col[rank]; x ^= comb[rank]; }
     rank++;
   }
-  if (target != 0) return false;                   // no ID explains this CRC: corrupted
-  g.ip_id = x;
-  if (wire::icrc(g, p, n) != got) return false;
+  return target == 0;
+}
+
+// The ICRC check of one received IPv4 datagram whose ID recvmsg does not tell: ID 0 (what Linux writes for DF on an
+// unconnected socket), else hint (the datagram's index in a UDP GRO buffer: Linux's GSO segmentation, inet_gso_segment,
+// writes ID + index into each segment), else any ID (kernel rxe increments the ID per packet). Sets f.ip_id to the ID
+// that fits and returns the ICRC for that ID; with no fit, returns the ICRC for ID 0 (!= the packet's).
+uint32_t ipv4_icrc_any_id(wire::Framing& f, const uint8_t* p, size_t n, uint16_t hint) {
+  f.ip_id = 0;
+  const uint32_t c0 = wire::icrc(f, p, n), got = trailing_icrc(p, n);
+  if (c0 == got || f.ipv6 || n < 16) return c0;
+  const uint32_t* col = ipv4_id_basis(f, p, n, c0);
+  uint16_t x = hint;
+  if ((c0 ^ ipv4_id_delta(col, hint)) != got && !solve_ipv4_id(col, got ^ c0, x)) return c0;
   f.ip_id = x;
+  return got;                                      // exact: icrc(x) = c0 ^ delta(x) by linearity
+}
+
+}  // namespace
+
+bool recover_ipv4_id(wire::Framing& f, const uint8_t* p, size_t n) {
+  if (f.ipv6 || n < 16) return false;
+  wire::Framing g = f;
+  const uint32_t c = ipv4_icrc_any_id(g, p, n, 0);
+  if (c != trailing_icrc(p, n)) return false;
+  f.ip_id = g.ip_id;
   return true;
 }
 
 // ---------------------------------------------------------------- transport
 
-static Result<int> open_socket(const IpAddr& ip, uint16_t port) {
+// GSO is usable on this socket when the kernel knows UDP_SEGMENT; GRO is on when setsockopt(UDP_GRO) is accepted.
+static Result<int> open_socket(const IpAddr& ip, uint16_t port, bool& gso, bool& gro) {
   int fd = socket(ip.v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
   if (fd < 0) return rfail<int>(errno, std::string("socket: ") + err_text(errno));
   int one = 1;
@@ -295,6 +334,12 @@ static Result<int> open_socket(const IpAddr& ip, uint16_t port) {
       return rfail<int>(e, std::string("setsockopt IP_MTU_DISCOVER: ") + err_text(e));
     }
   }
+  if (gso) {
+    int seg = 0;
+    socklen_t sl = sizeof seg;
+    gso = getsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, &sl) == 0;
+  }
+  if (gro) gro = setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
   int sz = 8 << 20;
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof sz) != 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
   if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz) != 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
@@ -355,10 +400,11 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
     bind_to = {none, ip.value};
     bindable = {false, true};
   }
+  bool gso = o.gso, gro = o.gro;
   for (size_t i = 0; i < gids.size(); i++) {
     t->sock_of_gid_.push_back(-1);
     if (!bindable[i]) continue;
-    auto fd = open_socket(bind_to[i], t->port_);
+    auto fd = open_socket(bind_to[i], t->port_, gso, gro);   // one socket without them turns them off for all
     if (!fd.ok()) {
       for (auto& k : t->socks_) close(k.fd);
       t->socks_.clear();
@@ -382,7 +428,10 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
   d->port = t.get();
   t->base_ = mono_ns() - int64_t(S.now);
   t->txq_.resize(kTxBatch + 2);
-  t->rxbuf_.resize(kRxBatch * kRxSlot);
+  t->gso_ = t->stats_.gso = gso;
+  t->gro_ = t->stats_.gro = gro;
+  t->rx_slot_ = o.gro ? kRxSlotGro : kRxSlot;     // a socket that took UDP_GRO may hand over up to 64 KiB
+  t->rxbuf_.resize(kRxBatch * t->rx_slot_);
   if (S.capture) {
     std::string where;
     for (auto& k : t->socks_) where += (where.empty() ? "" : ", ") + std::string("[") + ip_text(k.ip) + "]:" + std::to_string(t->port_);
@@ -462,17 +511,36 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p) {
       if (S_.capture) { auto& e = S_.emit(EventKind::Fault, dev_, 0, "packet", "duplicate: PSN " + std::to_string(p.psn)); e.a = uint64_t(FaultKind::Duplicate); e.c = p.psn; e.d = 0; }
     }
   }
-  wire::Framing f = framing_for(k, peer, port_, peer_port_);
+  const wire::Framing f0 = framing_for(k, peer, port_, peer_port_);
+  sockaddr_storage to;
+  const socklen_t tolen = to_sockaddr(peer, peer_port_, to);
+  const size_t hl = wire::header_len(p.opcode);
+  const size_t len = (hl ? hl : 12) + p.payload_len + ((4 - (p.payload_len & 3)) & 3) + 4;   // what encode() writes
   for (int c = 0; c < copies; c++) {
     if (ntx_ >= kTxBatch) flush();                 // flush() keeps the slots' bytes, only the count resets
-    const size_t prev = ntx_ ? ntx_ - 1 : 0;
-    Tx& t = txq_[ntx_++];
+    Tx& t = txq_[ntx_];
     t.sock = sock_of_gid_[gi];
-    t.tolen = to_sockaddr(peer, peer_port_, t.to);
-    if (c == 0) wire::encode(p, f, t.buf);
-    else if (&txq_[prev] != &t) t.buf = txq_[prev].buf;
-    else wire::encode(p, f, t.buf);
-    if (capture_) recs_.push_back({S_.now, f, t.buf});
+    t.to = to;
+    t.tolen = tolen;
+    t.f = f0;
+    t.seg = 0;
+    t.closed = false;
+    t.rec = SIZE_MAX;
+    if (gso_ && ntx_ > 0) {
+      // joins the group before it: same socket and peer, not longer than the group's segment size (a shorter one
+      // is the group's last; only after two equal ones, so a first packet with a RETH does not end a run of middles)
+      const Tx& prev = txq_[ntx_ - 1];
+      const size_t seg = txq_[ntx_ - 1 - prev.seg].buf.size();
+      if (!prev.closed && prev.sock == t.sock && prev.tolen == tolen && std::memcmp(&prev.to, &to, tolen) == 0 &&
+          (len == seg || (len < seg && prev.seg > 0)) && prev.seg + 1u < kGsoMaxSegs && (prev.seg + 2u) * seg <= kGsoMaxBytes) {
+        t.seg = static_cast<uint16_t>(prev.seg + 1);
+        t.closed = len < seg;
+        if (!t.f.ipv6) t.f.ip_id = t.seg;           // inet_gso_segment: segment k gets the super-buffer's ID (0) + k
+      }
+    }
+    ntx_++;
+    wire::encode(p, t.f, t.buf);
+    if (capture_) { t.rec = recs_.size(); recs_.push_back({S_.now, t.f, t.buf}); }
     if (S_.capture && c == 0) {
       auto& e = S_.emit(EventKind::PacketSent, dev_, q.h, "qp", wire::opcode_name(p.opcode));
       e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = 0;
@@ -483,94 +551,167 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p) {
 
 void UdpTransport::flush() {
   size_t i = 0;
-  mmsghdr hdr[kTxBatch + 2];
-  iovec iov[kTxBatch + 2];
-  while (i < ntx_) {
-    size_t j = i;
-    const int sk = txq_[i].sock;
-    size_t n = 0;
-    while (j < ntx_ && txq_[j].sock == sk) {
-      Tx& t = txq_[j];
-      iov[n] = {t.buf.data(), t.buf.size()};
-      hdr[n] = {};
-      hdr[n].msg_hdr.msg_name = &t.to;
-      hdr[n].msg_hdr.msg_namelen = t.tolen;
-      hdr[n].msg_hdr.msg_iov = &iov[n];
-      hdr[n].msg_hdr.msg_iovlen = 1;
-      n++; j++;
-    }
-    size_t done = 0;
-    while (done < n) {
-      int r = sendmmsg(socks_[sk].fd, hdr + done, static_cast<unsigned>(n - done), 0);
-      stats_.syscalls_tx++;
-      if (r > 0) {
-        for (int m = 0; m < r; m++) { stats_.tx_packets++; stats_.tx_bytes += iov[done + m].iov_len; }
-        done += r;
-        continue;
-      }
-      int e = errno;
-      if (e == EINTR) continue;
-      if (e == EAGAIN || e == ENOBUFS) {
-        pollfd pf{socks_[sk].fd, POLLOUT, 0};
-        ::poll(&pf, 1, 1);
-        continue;
-      }
-      // this datagram cannot go (EMSGSIZE with DF, unreachable...): report it and go on with the rest
-      stats_.tx_dropped++;
-      if (S_.capture) {
-        const Tx& t = txq_[i + done];
-        auto& ev = S_.emit(EventKind::PacketDropped, dev_, 0, "packet", "send to " + std::to_string(t.tolen) + "-byte address failed: " + err_text(e));
-        ev.pkt = t.buf;
-      }
-      done++;
-    }
+  while (i < ntx_) {                               // runs of one socket's packets (a GSO group never spans two)
+    size_t j = i + 1;
+    while (j < ntx_ && txq_[j].sock == txq_[i].sock) j++;
+    send_run(txq_[i].sock, i, j);
     i = j;
   }
   ntx_ = 0;
+}
+
+void UdpTransport::send_run(int sk, size_t first, size_t end) {
+  mmsghdr hdr[kTxBatch + 2];
+  iovec iov[kTxBatch + 2];
+  size_t start[kTxBatch + 2], count[kTxBatch + 2];   // per message: first packet, packets in it
+  alignas(cmsghdr) char ctl[kTxBatch + 2][CMSG_SPACE(sizeof(uint16_t))];
+  size_t nm = 0;
+  for (size_t i = first; i < end;) {               // one message per GSO group (or single packet)
+    size_t n = 1;
+    while (i + n < end && txq_[i + n].seg > 0) n++;
+    for (size_t m = 0; m < n; m++) iov[i - first + m] = {txq_[i + m].buf.data(), txq_[i + m].buf.size()};
+    hdr[nm] = {};
+    msghdr& h = hdr[nm].msg_hdr;
+    h.msg_name = &txq_[i].to;
+    h.msg_namelen = txq_[i].tolen;
+    h.msg_iov = &iov[i - first];
+    h.msg_iovlen = n;
+    if (n > 1) {                                   // UDP_SEGMENT cmsg: the kernel cuts the iovecs' bytes every gso_size
+      h.msg_control = ctl[nm];
+      h.msg_controllen = sizeof ctl[nm];
+      cmsghdr* cm = CMSG_FIRSTHDR(&h);
+      cm->cmsg_level = SOL_UDP;
+      cm->cmsg_type = UDP_SEGMENT;
+      cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+      const uint16_t gs = static_cast<uint16_t>(txq_[i].buf.size());
+      std::memcpy(CMSG_DATA(cm), &gs, sizeof gs);
+    }
+    start[nm] = i;
+    count[nm] = n;
+    nm++;
+    i += n;
+  }
+  size_t done = 0;
+  while (done < nm) {
+    int r = sendmmsg(socks_[sk].fd, hdr + done, static_cast<unsigned>(nm - done), 0);
+    stats_.syscalls_tx++;
+    if (r > 0) {
+      for (size_t m = done; m < done + size_t(r); m++) {
+        for (size_t x = 0; x < count[m]; x++) stats_.tx_bytes += txq_[start[m] + x].buf.size();
+        stats_.tx_packets += count[m];
+        if (count[m] > 1) { stats_.tx_gso_sends++; stats_.tx_gso_segments += count[m]; }
+      }
+      done += r;
+      continue;
+    }
+    int e = errno;
+    if (e == EINTR) continue;
+    if (e == EAGAIN || e == ENOBUFS) {
+      pollfd pf{socks_[sk].fd, POLLOUT, 0};
+      ::poll(&pf, 1, 1);
+      continue;
+    }
+    if (count[done] > 1 && (e == EINVAL || e == ENOPROTOOPT || e == EIO || e == EOPNOTSUPP)) {
+      // the kernel refuses UDP GSO here (no checksum offload on the route's device, xfrm, ...): off for good, and
+      // these packets go one per datagram, their IPv4 IDs (so ICRCs) now those of single datagrams
+      gso_off(start[done], end, e);
+      return send_run(sk, start[done], end);
+    }
+    // this datagram (or group) cannot go (EMSGSIZE with DF, unreachable...): report it and go on with the rest
+    stats_.tx_dropped += count[done];
+    if (S_.capture) {
+      const Tx& t = txq_[start[done]];
+      auto& ev = S_.emit(EventKind::PacketDropped, dev_, 0, "packet", "send to " + std::to_string(t.tolen) + "-byte address failed: " + err_text(e));
+      ev.pkt = t.buf;
+    }
+    done++;
+  }
+}
+
+void UdpTransport::gso_off(size_t first, size_t end, int e) {
+  gso_ = stats_.gso = false;
+  stats_.gso_fallback_errno = e;
+  for (size_t i = first; i < end; i++) {
+    Tx& t = txq_[i];
+    t.seg = 0;
+    t.closed = false;
+    if (t.f.ipv6 || t.f.ip_id == 0) continue;
+    t.f.ip_id = 0;                                 // re-frame: a single DF datagram from an unconnected socket has ID 0
+    const uint32_t c = wire::icrc(t.f, t.buf.data(), t.buf.size());
+    uint8_t* q = t.buf.data() + t.buf.size() - 4;
+    q[0] = uint8_t(c); q[1] = uint8_t(c >> 8); q[2] = uint8_t(c >> 16); q[3] = uint8_t(c >> 24);
+    if (t.rec < recs_.size()) { recs_[t.rec].f = t.f; recs_[t.rec].pkt = t.buf; }
+  }
 }
 
 size_t UdpTransport::receive(Sock& k) {
   mmsghdr hdr[kRxBatch];
   iovec iov[kRxBatch];
   sockaddr_storage from[kRxBatch];
+  alignas(cmsghdr) char ctl[kRxBatch][CMSG_SPACE(sizeof(int))];
   size_t total = 0;
   for (int round = 0; round < 8; round++) {
     for (size_t i = 0; i < kRxBatch; i++) {
-      iov[i] = {rxbuf_.data() + i * kRxSlot, kRxSlot};
+      iov[i] = {rxbuf_.data() + i * rx_slot_, rx_slot_};
       hdr[i] = {};
       hdr[i].msg_hdr.msg_name = &from[i];
       hdr[i].msg_hdr.msg_namelen = sizeof from[i];
       hdr[i].msg_hdr.msg_iov = &iov[i];
       hdr[i].msg_hdr.msg_iovlen = 1;
+      if (gro_) { hdr[i].msg_hdr.msg_control = ctl[i]; hdr[i].msg_hdr.msg_controllen = sizeof ctl[i]; }
     }
     int r = recvmmsg(k.fd, hdr, kRxBatch, MSG_DONTWAIT, nullptr);
     stats_.syscalls_rx++;
     if (r <= 0) break;
     for (int i = 0; i < r; i++) {
-      const uint8_t* data = rxbuf_.data() + i * kRxSlot;
+      const uint8_t* data = rxbuf_.data() + i * rx_slot_;
+      const msghdr& h = hdr[i].msg_hdr;
       size_t n = hdr[i].msg_len;
-      stats_.rx_packets++;
-      stats_.rx_bytes += n;
-      total++;
-      if (hdr[i].msg_hdr.msg_flags & MSG_TRUNC) { drop_rx("malformed: datagram larger than " + std::to_string(kRxSlot) + " bytes", data, n); continue; }
-      IpAddr src;
-      uint16_t sport = 0;
-      if (!from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]), src, sport) || src.v6 != k.ip.v6) {
-        drop_rx("malformed: unexpected source address family", data, n);
+      size_t seg = n;                              // UDP GRO: n bytes of datagrams of seg bytes each, the last shorter
+      for (cmsghdr* cm = h.msg_controllen ? CMSG_FIRSTHDR(&h) : nullptr; cm; cm = CMSG_NXTHDR(const_cast<msghdr*>(&h), cm))
+        if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+          int gs = 0;
+          std::memcpy(&gs, CMSG_DATA(cm), sizeof gs);
+          if (gs > 0 && size_t(gs) < n) seg = size_t(gs);
+        }
+      if ((h.msg_flags & MSG_TRUNC) || seg > kRxSlot) {   // no RoCE packet is this big (a GRO buffer may be)
+        stats_.rx_packets++; stats_.rx_bytes += n; total++;
+        drop_rx("malformed: datagram larger than " + std::to_string(kRxSlot) + " bytes", data, n);
         continue;
       }
-      if (n < 16) { drop_rx("malformed: " + std::to_string(n) + "-byte datagram is shorter than BTH + ICRC", data, n); continue; }
-      wire::Framing f = framing_for(k, src, sport, port_);
-      std::swap(f.src_ip, f.dst_ip);               // the peer sent it: src = peer, dst = our bound address
-      if (!f.ipv6 && !wire::icrc_ok(f, data, n)) recover_ipv4_id(f, data, n);   // e.g. kernel rxe: ID != 0
-      if (capture_) recs_.push_back({S_.now, f, std::vector<uint8_t>(data, data + n)});
-      pktbuf_.assign(data, data + n);
-      S_.deliver_framed(0, dev_, f, 0, pktbuf_);
+      IpAddr src;
+      uint16_t sport = 0;
+      const bool from_ok = from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]), src, sport) && src.v6 == k.ip.v6;
+      if (seg < n) { stats_.rx_gro_buffers++; stats_.rx_gro_segments += (n + seg - 1) / seg; }
+      uint16_t idx = 0;
+      for (size_t off = 0; off < n; off += seg, idx++) {
+        const size_t m = std::min(seg, n - off);
+        stats_.rx_packets++;
+        stats_.rx_bytes += m;
+        total++;
+        if (!from_ok) { drop_rx("malformed: unexpected source address family", data + off, m); continue; }
+        receive_datagram(k, src, sport, data + off, m, idx);
+      }
+      // an ACK (or read response) this buffer produced goes out now: the peer's requester may be waiting for it
+      // (RC: at most 128 unacknowledged PSNs, an ACK requested every 64 packets, rxe_req.c / rxe_resp.c)
+      if (ntx_) flush();
     }
     flush();                                       // ACKs / read responses out now, not after the whole burst
     if (size_t(r) < kRxBatch) break;
   }
   return total;
+}
+
+// One datagram (or one segment of a GRO buffer, idx its index there), checked against the IP/UDP header it had on
+// the wire: lengths from its own size, addresses from recvmsg and the bound socket, the IPv4 ID as ipv4_icrc_any_id finds it.
+void UdpTransport::receive_datagram(Sock& k, const IpAddr& src, uint16_t sport, const uint8_t* data, size_t n, uint16_t idx) {
+  if (n < 16) return drop_rx("malformed: " + std::to_string(n) + "-byte datagram is shorter than BTH + ICRC", data, n);
+  wire::Framing f = framing_for(k, src, sport, port_);
+  std::swap(f.src_ip, f.dst_ip);                   // the peer sent it: src = peer, dst = our bound address
+  const uint32_t crc = f.ipv6 ? wire::icrc(f, data, n) : ipv4_icrc_any_id(f, data, n, idx);
+  if (capture_) recs_.push_back({S_.now, f, std::vector<uint8_t>(data, data + n)});
+  pktbuf_.assign(data, data + n);
+  S_.deliver_framed(0, dev_, f, 0, pktbuf_, &crc);  // the ICRC is compared (and a mismatch dropped) there
 }
 
 void UdpTransport::sync_clock() {
@@ -631,6 +772,7 @@ Status UdpTransport::write_pcap(const std::string& path) const {
 }
 
 void UdpTransport::take_capture(std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& out) {
+  for (size_t i = 0; i < ntx_; i++) txq_[i].rec = SIZE_MAX;   // their records leave now
   for (auto& r : recs_) {
     out.emplace_back(r.t, std::vector<uint8_t>{});
     wire::frame(r.f, r.pkt.data(), r.pkt.size(), out.back().second);
