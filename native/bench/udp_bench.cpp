@@ -42,6 +42,9 @@ struct End {
     o.address = addr;
     o.port = 4791;
     o.busy_poll = false;
+    o.gso = !getenv("VL_UDP_NO_GSO");              // measuring what each gives (docs/udp-perf.md)
+    o.gro = !getenv("VL_UDP_NO_GRO");
+    o.zero_copy = getenv("VL_UDP_ZEROCOPY") != nullptr;
     auto r = net::UdpTransport::attach(s, dev, o);
     if (!r.ok()) { err = r.msg; return false; }
     t = std::move(r.value);

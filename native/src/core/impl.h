@@ -184,7 +184,8 @@ struct Qp;
 // in-process wire; received datagrams come in through SessionImpl::deliver_framed().
 struct WirePort {
   virtual ~WirePort() = default;
-  virtual void transmit(Qp& q, wire::Packet& p) = 0;
+  // payload_in_memory: p.payload points into session memory (an MR piece), so it may be sent from there (zero copy)
+  virtual void transmit(Qp& q, wire::Packet& p, bool payload_in_memory) = 0;
 };
 
 struct Device {

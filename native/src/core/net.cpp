@@ -18,7 +18,7 @@ wire::Framing SessionImpl::framing(Handle src, Handle dst, uint16_t ip_id) {
 }
 
 void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev, bool payload_in_memory) {
-  if (Device* d = dev(q.dev); d && d->port) return d->port->transmit(q, p);   // on a real network (native/src/net)
+  if (Device* d = dev(q.dev); d && d->port) return d->port->transmit(q, p, payload_in_memory);   // on a real network (native/src/net)
   send_packet_raw(q.dev, dst_dev, p, payload_in_memory);
 }
 

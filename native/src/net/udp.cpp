@@ -364,6 +364,7 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
   t->port_ = o.port;
   t->peer_port_ = o.peer_port ? o.peer_port : o.port;
   t->busy_ = o.busy_poll;
+  t->zero_copy_ = o.zero_copy;
   std::vector<GidEntry> gids;
   std::vector<IpAddr> bind_to;                     // per gid index; !bindable -> no socket
   std::vector<bool> bindable;
@@ -474,7 +475,7 @@ void UdpTransport::drop_rx(const std::string& why, const uint8_t* p, size_t n) {
   e.pkt.assign(p, p + std::min<size_t>(n, 65536));
 }
 
-void UdpTransport::transmit(Qp& q, wire::Packet& p) {
+void UdpTransport::transmit(Qp& q, wire::Packet& p, bool payload_in_memory) {
   // RC / UC: the QP's address vector; UD: the address handle of the WQE being sent (req_run sends sq[req_idx])
   uint32_t gi = q.attr.sgid_index;
   const uint8_t* dgid = q.attr.dgid;
@@ -530,7 +531,7 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p) {
       // joins the group before it: same socket and peer, not longer than the group's segment size (a shorter one
       // is the group's last; only after two equal ones, so a first packet with a RETH does not end a run of middles)
       const Tx& prev = txq_[ntx_ - 1];
-      const size_t seg = txq_[ntx_ - 1 - prev.seg].buf.size();
+      const size_t seg = txq_[ntx_ - 1 - prev.seg].len;
       if (!prev.closed && prev.sock == t.sock && prev.tolen == tolen && std::memcmp(&prev.to, &to, tolen) == 0 &&
           (len == seg || (len < seg && prev.seg > 0)) && prev.seg + 1u < kGsoMaxSegs && (prev.seg + 2u) * seg <= kGsoMaxBytes) {
         t.seg = static_cast<uint16_t>(prev.seg + 1);
@@ -539,6 +540,17 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p) {
       }
     }
     ntx_++;
+    t.len = len;
+    t.zc = nullptr;
+    if (zero_copy_ && payload_in_memory && p.payload_len >= 1024 && !capture_ && !S_.capture) {
+      // the MR's bytes stay put until flush(): it runs before this poll() returns, and no packet is delivered into
+      // memory in between (run_due sends, then flush; receive flushes after each buffer it delivers)
+      t.hl = wire::encode_split(p, t.f, t.hdr, t.tail, &t.tl);
+      t.zc = p.payload;
+      t.zc_len = p.payload_len;
+      stats_.tx_zero_copy++;
+      continue;
+    }
     wire::encode(p, t.f, t.buf);
     if (capture_) { t.rec = recs_.size(); recs_.push_back({S_.now, t.f, t.buf}); }
     if (S_.capture && c == 0) {
@@ -562,20 +574,26 @@ void UdpTransport::flush() {
 
 void UdpTransport::send_run(int sk, size_t first, size_t end) {
   mmsghdr hdr[kTxBatch + 2];
-  iovec iov[kTxBatch + 2];
+  iovec iov[3 * (kTxBatch + 2)];                   // a zero-copy packet takes three: headers, payload in the MR, pad + ICRC
   size_t start[kTxBatch + 2], count[kTxBatch + 2];   // per message: first packet, packets in it
   alignas(cmsghdr) char ctl[kTxBatch + 2][CMSG_SPACE(sizeof(uint16_t))];
-  size_t nm = 0;
+  size_t nm = 0, ni = 0;
   for (size_t i = first; i < end;) {               // one message per GSO group (or single packet)
     size_t n = 1;
     while (i + n < end && txq_[i + n].seg > 0) n++;
-    for (size_t m = 0; m < n; m++) iov[i - first + m] = {txq_[i + m].buf.data(), txq_[i + m].buf.size()};
     hdr[nm] = {};
     msghdr& h = hdr[nm].msg_hdr;
+    h.msg_iov = &iov[ni];
+    for (size_t m = 0; m < n; m++) {
+      Tx& t = txq_[i + m];
+      if (!t.zc) { iov[ni++] = {t.buf.data(), t.buf.size()}; continue; }
+      iov[ni++] = {t.hdr, t.hl};
+      iov[ni++] = {const_cast<uint8_t*>(t.zc), t.zc_len};
+      iov[ni++] = {t.tail, t.tl};
+    }
+    h.msg_iovlen = size_t(&iov[ni] - h.msg_iov);
     h.msg_name = &txq_[i].to;
     h.msg_namelen = txq_[i].tolen;
-    h.msg_iov = &iov[i - first];
-    h.msg_iovlen = n;
     if (n > 1) {                                   // UDP_SEGMENT cmsg: the kernel cuts the iovecs' bytes every gso_size
       h.msg_control = ctl[nm];
       h.msg_controllen = sizeof ctl[nm];
@@ -583,7 +601,7 @@ void UdpTransport::send_run(int sk, size_t first, size_t end) {
       cm->cmsg_level = SOL_UDP;
       cm->cmsg_type = UDP_SEGMENT;
       cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-      const uint16_t gs = static_cast<uint16_t>(txq_[i].buf.size());
+      const uint16_t gs = static_cast<uint16_t>(txq_[i].len);
       std::memcpy(CMSG_DATA(cm), &gs, sizeof gs);
     }
     start[nm] = i;
@@ -597,7 +615,7 @@ void UdpTransport::send_run(int sk, size_t first, size_t end) {
     stats_.syscalls_tx++;
     if (r > 0) {
       for (size_t m = done; m < done + size_t(r); m++) {
-        for (size_t x = 0; x < count[m]; x++) stats_.tx_bytes += txq_[start[m] + x].buf.size();
+        for (size_t x = 0; x < count[m]; x++) stats_.tx_bytes += txq_[start[m] + x].len;
         stats_.tx_packets += count[m];
         if (count[m] > 1) { stats_.tx_gso_sends++; stats_.tx_gso_segments += count[m]; }
       }
@@ -622,7 +640,7 @@ void UdpTransport::send_run(int sk, size_t first, size_t end) {
     if (S_.capture) {
       const Tx& t = txq_[start[done]];
       auto& ev = S_.emit(EventKind::PacketDropped, dev_, 0, "packet", "send to " + std::to_string(t.tolen) + "-byte address failed: " + err_text(e));
-      ev.pkt = t.buf;
+      if (!t.zc) ev.pkt = t.buf;                   // (a zero-copy packet is never sent while events are recorded)
     }
     done++;
   }
@@ -637,8 +655,17 @@ void UdpTransport::gso_off(size_t first, size_t end, int e) {
     t.closed = false;
     if (t.f.ipv6 || t.f.ip_id == 0) continue;
     t.f.ip_id = 0;                                 // re-frame: a single DF datagram from an unconnected socket has ID 0
-    const uint32_t c = wire::icrc(t.f, t.buf.data(), t.buf.size());
-    uint8_t* q = t.buf.data() + t.buf.size() - 4;
+    uint32_t c;
+    if (t.zc) {
+      wire::Crc32 x = wire::icrc_begin(t.f, t.len, t.hdr);
+      x.update(t.hdr + 12, t.hl - 12);
+      x.update(t.zc, t.zc_len);
+      x.update(t.tail, t.tl - 4);
+      c = x.value();
+    } else {
+      c = wire::icrc(t.f, t.buf.data(), t.buf.size());
+    }
+    uint8_t* q = t.zc ? t.tail + t.tl - 4 : t.buf.data() + t.buf.size() - 4;
     q[0] = uint8_t(c); q[1] = uint8_t(c >> 8); q[2] = uint8_t(c >> 16); q[3] = uint8_t(c >> 24);
     if (t.rec < recs_.size()) { recs_[t.rec].f = t.f; recs_[t.rec].pkt = t.buf; }
   }

@@ -75,6 +75,10 @@ struct UdpOptions {
   // UDP GRO (UDP_GRO sockopt, Linux 5.0): the kernel may hand over several datagrams coalesced in one buffer
   // (segment size in the UDP_GRO cmsg); receive() splits it and checks each datagram's ICRC on its own.
   bool gro = true;
+  // Zero copy: a payload that lies in an MR (and >= 1 KiB) is handed to the kernel from there by its own iovec; only
+  // the headers and pad + ICRC are built (wire::encode_split, the ICRC reads the payload in place). Never while a
+  // capture or event recording needs the packet's bytes in one piece. See docs/udp-perf.md for what it gives.
+  bool zero_copy = false;
 };
 
 struct UdpStats {
@@ -86,6 +90,7 @@ struct UdpStats {
   // which path carried the packets (docs/udp-perf.md): tx_packets = tx_gso_segments + packets sent one per datagram
   uint64_t tx_gso_sends = 0, tx_gso_segments = 0;   // super-buffers handed to the kernel, packets in them
   uint64_t rx_gro_buffers = 0, rx_gro_segments = 0; // coalesced buffers received (more than one datagram), datagrams in them
+  uint64_t tx_zero_copy = 0;                        // packets whose payload went to the kernel from the MR (UdpOptions::zero_copy)
   bool gso = false, gro = false;                    // in use now (asked for and accepted by the kernel)
   int gso_fallback_errno = 0;                       // the error that turned GSO off (0: never)
 };
@@ -119,7 +124,7 @@ class UdpTransport : public WirePort {
   // (native/libibverbs/console.cpp sends it to a console).
   void take_capture(std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& out);
 
-  void transmit(Qp& q, wire::Packet& p) override;
+  void transmit(Qp& q, wire::Packet& p, bool payload_in_memory) override;
 
  private:
   UdpTransport(Session& s, Handle dev) : s_(s), S_(s.internals()), dev_(dev) {}
@@ -129,6 +134,9 @@ class UdpTransport : public WirePort {
   // encoded): seg 0 starts a datagram or a group, seg k > 0 is the k-th packet of the group started before it.
   struct Tx {
     int sock = 0; sockaddr_storage to{}; socklen_t tolen = 0; std::vector<uint8_t> buf;
+    size_t len = 0;                            // packet bytes: buf, or hdr + zc + tail when zc is set
+    const uint8_t* zc = nullptr; size_t zc_len = 0, hl = 0, tl = 0;   // zero copy: payload in the MR
+    uint8_t hdr[wire::kMaxHeaderLen], tail[8];
     uint16_t seg = 0; bool closed = false;     // closed: a shorter last segment, nothing may join after it
     wire::Framing f; size_t rec = SIZE_MAX;    // framing the ICRC was computed over; capture record (recs_ index)
   };
@@ -149,7 +157,7 @@ class UdpTransport : public WirePort {
   Handle dev_;
   std::string ifname_;
   uint16_t port_ = wire::kRoceUdpPort, peer_port_ = wire::kRoceUdpPort;
-  bool busy_ = false, capture_ = false, gso_ = false, gro_ = false;
+  bool busy_ = false, capture_ = false, gso_ = false, gro_ = false, zero_copy_ = false;
   size_t rx_slot_ = 0;
   int64_t base_ = 0;                         // CLOCK_MONOTONIC ns at session time 0
   int64_t last_work_ = 0;                    // CLOCK_MONOTONIC ns of the last poll() that did something
