@@ -292,10 +292,11 @@ bool solve_ipv4_id(const uint32_t* basis, uint32_t target, uint16_t& x) {
 // The ICRC check of one received IPv4 datagram whose ID recvmsg does not tell: ID 0 (what Linux writes for DF on an
 // unconnected socket), else hint (the datagram's index in a UDP GRO buffer: Linux's GSO segmentation, inet_gso_segment,
 // writes ID + index into each segment), else any ID (kernel rxe increments the ID per packet). Sets f.ip_id to the ID
-// that fits and returns the ICRC for that ID; with no fit, returns the ICRC for ID 0 (!= the packet's).
-uint32_t ipv4_icrc_any_id(wire::Framing& f, const uint8_t* p, size_t n, uint16_t hint) {
+// that fits and returns the ICRC for that ID; with no fit, returns the ICRC for ID 0 (!= the packet's). c0: the ICRC
+// with ID 0, already computed by the caller.
+uint32_t ipv4_icrc_any_id(wire::Framing& f, const uint8_t* p, size_t n, uint16_t hint, uint32_t c0) {
   f.ip_id = 0;
-  const uint32_t c0 = wire::icrc(f, p, n), got = trailing_icrc(p, n);
+  const uint32_t got = trailing_icrc(p, n);
   if (c0 == got || f.ipv6 || n < 16) return c0;
   const uint32_t* col = ipv4_id_basis(f, p, n, c0);
   uint16_t x = hint;
@@ -309,7 +310,8 @@ uint32_t ipv4_icrc_any_id(wire::Framing& f, const uint8_t* p, size_t n, uint16_t
 bool recover_ipv4_id(wire::Framing& f, const uint8_t* p, size_t n) {
   if (f.ipv6 || n < 16) return false;
   wire::Framing g = f;
-  const uint32_t c = ipv4_icrc_any_id(g, p, n, 0);
+  g.ip_id = 0;
+  const uint32_t c = ipv4_icrc_any_id(g, p, n, 0, wire::icrc(g, p, n));
   if (c != trailing_icrc(p, n)) return false;
   f.ip_id = g.ip_id;
   return true;
@@ -433,6 +435,11 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
   t->gro_ = t->stats_.gro = gro;
   t->rx_slot_ = o.gro ? kRxSlotGro : kRxSlot;     // a socket that took UDP_GRO may hand over up to 64 KiB
   t->rxbuf_.resize(kRxBatch * t->rx_slot_);
+  t->rxh_.resize(kRxBatch);
+  t->rxiov_.resize(kRxBatch);
+  t->rxfrom_.resize(kRxBatch);
+  t->rxctl_.resize(kRxBatch);
+  t->rx_dirty_ = kRxBatch;
   if (S.capture) {
     std::string where;
     for (auto& k : t->socks_) where += (where.empty() ? "" : ", ") + std::string("[") + ip_text(k.ip) + "]:" + std::to_string(t->port_);
@@ -672,22 +679,21 @@ void UdpTransport::gso_off(size_t first, size_t end, int e) {
 }
 
 size_t UdpTransport::receive(Sock& k) {
-  mmsghdr hdr[kRxBatch];
-  iovec iov[kRxBatch];
-  sockaddr_storage from[kRxBatch];
-  alignas(cmsghdr) char ctl[kRxBatch][CMSG_SPACE(sizeof(int))];
+  mmsghdr* hdr = rxh_.data();
+  sockaddr_storage* from = rxfrom_.data();
   size_t total = 0;
   for (int round = 0; round < 8; round++) {
-    for (size_t i = 0; i < kRxBatch; i++) {
-      iov[i] = {rxbuf_.data() + i * rx_slot_, rx_slot_};
+    for (size_t i = 0; i < rx_dirty_; i++) {
+      rxiov_[i] = {rxbuf_.data() + i * rx_slot_, rx_slot_};
       hdr[i] = {};
       hdr[i].msg_hdr.msg_name = &from[i];
       hdr[i].msg_hdr.msg_namelen = sizeof from[i];
-      hdr[i].msg_hdr.msg_iov = &iov[i];
+      hdr[i].msg_hdr.msg_iov = &rxiov_[i];
       hdr[i].msg_hdr.msg_iovlen = 1;
-      if (gro_) { hdr[i].msg_hdr.msg_control = ctl[i]; hdr[i].msg_hdr.msg_controllen = sizeof ctl[i]; }
+      if (gro_) { hdr[i].msg_hdr.msg_control = rxctl_[i].b; hdr[i].msg_hdr.msg_controllen = sizeof rxctl_[i].b; }
     }
     int r = recvmmsg(k.fd, hdr, kRxBatch, MSG_DONTWAIT, nullptr);
+    rx_dirty_ = r > 0 ? size_t(r) : 1;              // (an error: the first header may have been written, cheap to redo)
     stats_.syscalls_rx++;
     if (r <= 0) break;
     for (int i = 0; i < r; i++) {
@@ -734,10 +740,23 @@ size_t UdpTransport::receive(Sock& k) {
 void UdpTransport::receive_datagram(Sock& k, const IpAddr& src, uint16_t sport, const uint8_t* data, size_t n, uint16_t idx) {
   if (n < 16) return drop_rx("malformed: " + std::to_string(n) + "-byte datagram is shorter than BTH + ICRC", data, n);
   wire::Framing f = framing_for(k, src, sport, port_);
-  std::swap(f.src_ip, f.dst_ip);                   // the peer sent it: src = peer, dst = our bound address
-  const uint32_t crc = f.ipv6 ? wire::icrc(f, data, n) : ipv4_icrc_any_id(f, data, n, idx);
+  std::memcpy(f.src_ip, src.a, 16);                // the peer sent it: src = peer, dst = our bound address
+  std::memcpy(f.dst_ip, k.ip.a, 16);
+  // the copy the session needs (deliver_framed takes a vector) and the ICRC with ID 0 in one pass over the bytes
+  uint32_t crc;
+  if (n < 1024) {
+    pktbuf_.assign(data, data + n);
+    crc = wire::icrc(f, data, n);
+  } else {
+    pktbuf_.resize(n);
+    wire::Crc32 c = wire::icrc_begin(f, n, data);
+    std::memcpy(pktbuf_.data(), data, 12);
+    c.state = wire::crc32_copy_update(c.state, pktbuf_.data() + 12, data + 12, n - 16);
+    std::memcpy(pktbuf_.data() + n - 4, data + n - 4, 4);
+    crc = c.value();
+  }
+  if (!f.ipv6) crc = ipv4_icrc_any_id(f, data, n, idx, crc);
   if (capture_) recs_.push_back({S_.now, f, std::vector<uint8_t>(data, data + n)});
-  pktbuf_.assign(data, data + n);
   S_.deliver_framed(0, dev_, f, 0, pktbuf_, &crc);  // the ICRC is compared (and a mismatch dropped) there
 }
 

@@ -167,6 +167,14 @@ class UdpTransport : public WirePort {
   std::vector<Tx> txq_;
   size_t ntx_ = 0;
   std::vector<uint8_t> rxbuf_;
+  // recvmmsg's headers, kept between calls: only those the kernel wrote into are set up again, so an empty poll
+  // (the common case while spinning) costs the system call alone
+  struct RxCtl { alignas(cmsghdr) char b[CMSG_SPACE(sizeof(int))]; };
+  std::vector<mmsghdr> rxh_;
+  std::vector<iovec> rxiov_;
+  std::vector<sockaddr_storage> rxfrom_;
+  std::vector<RxCtl> rxctl_;
+  size_t rx_dirty_ = 0;                      // rxh_[0, rx_dirty_) need setting up
   std::vector<uint8_t> pktbuf_;
   std::vector<Rec> recs_;
   UdpStats stats_;
