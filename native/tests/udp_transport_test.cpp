@@ -284,18 +284,20 @@ TEST(UdpTransport, MalformedDatagramsAreDroppedWithAnEvent) {
   std::vector<uint8_t> junk(64, 0xee);
   junk[0] = 0x1f;                                     // reserved RC opcode
   send(junk);
+  send({});                                           // an empty datagram
   close(fd);
   size_t dropped = 0;
   std::vector<std::string> why;
   ASSERT_TRUE(pump({&a}, [&] {
     for (auto& e : a.s.drain_events())
       if (e.kind == EventKind::PacketDropped) { dropped++; why.push_back(e.text); }
-    return dropped >= 4;
+    return dropped >= 5;
   }, 10000));
   EXPECT_NE(why[0].find("shorter"), std::string::npos) << why[0];
   EXPECT_NE(why[1].find("larger"), std::string::npos) << why[1];
   EXPECT_NE(why[2].find("ICRC"), std::string::npos) << why[2];
   EXPECT_NE(why[3].find("malformed"), std::string::npos) << why[3];
+  EXPECT_NE(why[4].find("shorter"), std::string::npos) << why[4];
   // still working afterwards, and no request reached the responder
   check_transfers(p, 8192);
 }

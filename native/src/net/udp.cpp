@@ -522,8 +522,8 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p, bool payload_in_memory) {
   const wire::Framing f0 = framing_for(k, peer, port_, peer_port_);
   sockaddr_storage to;
   const socklen_t tolen = to_sockaddr(peer, peer_port_, to);
-  const size_t hl = wire::header_len(p.opcode);
-  const size_t len = (hl ? hl : 12) + p.payload_len + ((4 - (p.payload_len & 3)) & 3) + 4;   // what encode() writes
+  const size_t hl = wire::opcode_mask(p.opcode) ? wire::header_len(p.opcode) : 12;   // as encode(): unknown = bare BTH
+  const size_t len = hl + p.payload_len + ((4 - (p.payload_len & 3)) & 3) + 4;           // the bytes encode() writes
   for (int c = 0; c < copies; c++) {
     if (ntx_ >= kTxBatch) flush();                 // flush() keeps the slots' bytes, only the count resets
     Tx& t = txq_[ntx_];
@@ -716,15 +716,18 @@ size_t UdpTransport::receive(Sock& k) {
       uint16_t sport = 0;
       const bool from_ok = from_sockaddr(reinterpret_cast<const sockaddr*>(&from[i]), src, sport) && src.v6 == k.ip.v6;
       if (seg < n) { stats_.rx_gro_buffers++; stats_.rx_gro_segments += (n + seg - 1) / seg; }
+      size_t off = 0;
       uint16_t idx = 0;
-      for (size_t off = 0; off < n; off += seg, idx++) {
+      do {                                         // (an empty datagram too: refused as too short)
         const size_t m = std::min(seg, n - off);
         stats_.rx_packets++;
         stats_.rx_bytes += m;
         total++;
-        if (!from_ok) { drop_rx("malformed: unexpected source address family", data + off, m); continue; }
-        receive_datagram(k, src, sport, data + off, m, idx);
-      }
+        if (!from_ok) drop_rx("malformed: unexpected source address family", data + off, m);
+        else receive_datagram(k, src, sport, data + off, m, idx);
+        off += m;
+        idx++;
+      } while (off < n);
       // an ACK (or read response) this buffer produced goes out now: the peer's requester may be waiting for it
       // (RC: at most 128 unacknowledged PSNs, an ACK requested every 64 packets, rxe_req.c / rxe_resp.c)
       if (ntx_) flush();
