@@ -5,6 +5,7 @@
 // packets encoded with BTH..ICRC, decoded and ICRC-checked by the receiving process).
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -144,6 +145,14 @@ int main(int argc, char** argv) {
   if (a1 == "--sg-only") {
     bool ok = false;
     std::printf("{%s}\n", sg_bench_json(1.0, ok).c_str());
+    return ok ? 0 : 1;
+  }
+  if (a1 == "--udp-only") {                        // udp_rdma_write_GBps alone (docs/udp-perf.md: perf record of both processes)
+    bool ok = false;
+    std::string why;
+    const double w = udp_rdma_write_rate(argc > 2 ? std::atof(argv[2]) : 1.0, ok, why);
+    std::printf("{\"udp_rdma_write_GBps\": %.3f, \"udp_data_verified\": %s}\n", w / 1e9, ok ? "true" : "false");
+    if (!ok) std::fprintf(stderr, "udp_rdma_write_GBps: %s\n", why.c_str());
     return ok ? 0 : 1;
   }
   if (a1 == "--small-only") {

@@ -42,6 +42,9 @@ struct End {
     o.address = addr;
     o.port = 4791;
     o.busy_poll = false;
+    o.gso = !getenv("VL_UDP_NO_GSO");              // measuring what each gives (docs/udp-perf.md)
+    o.gro = !getenv("VL_UDP_NO_GRO");
+    o.zero_copy = getenv("VL_UDP_ZEROCOPY") != nullptr;
     auto r = net::UdpTransport::attach(s, dev, o);
     if (!r.ok()) { err = r.msg; return false; }
     t = std::move(r.value);
@@ -126,6 +129,12 @@ double udp_rdma_write_rate(double min_secs, bool& ok, std::string& why) {
     std::vector<uint8_t> got(kMsg);
     b.s.read_memory(b.buf.addr, got.data(), kMsg);
     uint64_t h = fnv(got.data(), kMsg);
+    if (getenv("VL_UDP_BENCH_DEBUG")) {
+      auto& x = b.t->stats();
+      std::fprintf(stderr, "target: rx %lu pkts %lu bytes %lu syscalls (GRO %lu buffers %lu pkts), tx %lu pkts (GSO %lu sends), dropped rx %lu\n",
+                   (unsigned long)x.rx_packets, (unsigned long)x.rx_bytes, (unsigned long)x.syscalls_rx, (unsigned long)x.rx_gro_buffers,
+                   (unsigned long)x.rx_gro_segments, (unsigned long)x.tx_packets, (unsigned long)x.tx_gso_sends, (unsigned long)x.rx_dropped);
+    }
     if (write(up[1], &h, sizeof h) != sizeof h) _exit(1);
     double linger = now_s() + 0.2;                 // answer retransmissions of the last ACK for a moment
     while (now_s() < linger) b.t->poll(0);
@@ -174,8 +183,9 @@ double udp_rdma_write_rate(double min_secs, bool& ok, std::string& why) {
   double t_end = now_s();
   if (getenv("VL_UDP_BENCH_DEBUG")) {
     auto& x = a.t->stats();
-    std::fprintf(stderr, "tx %lu pkts %lu syscalls, rx %lu pkts %lu syscalls, dropped rx %lu tx %lu, msgs %zu\n",
-                 (unsigned long)x.tx_packets, (unsigned long)x.syscalls_tx, (unsigned long)x.rx_packets, (unsigned long)x.syscalls_rx,
+    std::fprintf(stderr, "tx %lu pkts %lu syscalls (GSO %lu sends %lu pkts), rx %lu pkts %lu syscalls (GRO %lu buffers %lu pkts), dropped rx %lu tx %lu, msgs %zu\n",
+                 (unsigned long)x.tx_packets, (unsigned long)x.syscalls_tx, (unsigned long)x.tx_gso_sends, (unsigned long)x.tx_gso_segments,
+                 (unsigned long)x.rx_packets, (unsigned long)x.syscalls_rx, (unsigned long)x.rx_gro_buffers, (unsigned long)x.rx_gro_segments,
                  (unsigned long)x.rx_dropped, (unsigned long)x.tx_dropped, done);
   }
   double rate = double(done - done_at_start) * kMsg / (t_end - t_start);

@@ -30,6 +30,7 @@ struct Host {
   MrInfo mr;
   std::unique_ptr<net::UdpTransport> t;
   uint32_t gid_index = 1;
+  net::UdpOptions opts;                       // open() starts from these (gso / gro / zero_copy)
 
   explicit Host(uint64_t seed = 1) : s(seed) {}
 
@@ -37,7 +38,7 @@ struct Host {
   ::testing::AssertionResult open(const std::string& where, uint16_t port, uint16_t peer_port, size_t buf_len = 4 << 20,
                                   bool iface = false, uint32_t max_wr = 256) {
     dev = s.create_device("rxe").value;
-    net::UdpOptions o;
+    net::UdpOptions o = opts;
     if (iface) o.interface = where; else o.address = where;
     o.port = port; o.peer_port = peer_port;
     auto r = net::UdpTransport::attach(s, dev, o);

@@ -89,6 +89,11 @@ size_t header_len(uint8_t opcode);
 // semantics (an ACK with a payload, an unknown opcode as bare BTH + payload), so tests can build bad packets.
 // Lengths go into 16-bit IP/UDP fields: keep payload_len <= 65000 (PMTU is at most 4096).
 void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out);
+// The same packet without copying the payload (a sender that gathers it with an iovec): BTH + extension headers into
+// hdr (kMaxHeaderLen bytes of room), zero pad + ICRC into tail (8 bytes of room); the ICRC reads the payload in place.
+// hdr, payload, tail in that order are the bytes encode() writes. Returns the header length; *tail_len = pad + 4.
+constexpr size_t kMaxHeaderLen = 64;
+size_t encode_split(const Packet& p, const Framing& f, uint8_t* hdr, uint8_t* tail, size_t* tail_len);
 // Decode a UDP payload (BTH..ICRC). Returns false with err set on a malformed packet. ICRC is not checked.
 bool decode(const uint8_t* data, size_t len, Packet& p, std::string* err = nullptr);
 // ICRC over IP/UDP/BTH.. as in docs/wire.md 1.8; udp_payload excludes nothing (the last 4 bytes, the ICRC, are skipped).

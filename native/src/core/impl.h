@@ -184,7 +184,8 @@ struct Qp;
 // in-process wire; received datagrams come in through SessionImpl::deliver_framed().
 struct WirePort {
   virtual ~WirePort() = default;
-  virtual void transmit(Qp& q, wire::Packet& p) = 0;
+  // payload_in_memory: p.payload points into session memory (an MR piece), so it may be sent from there (zero copy)
+  virtual void transmit(Qp& q, wire::Packet& p, bool payload_in_memory) = 0;
 };
 
 struct Device {
@@ -370,7 +371,10 @@ class SessionImpl {
   void send_packet(Qp& q, wire::Packet& p, Handle dst_dev, bool payload_in_memory = false);
   void send_packet_raw(Handle src_dev, Handle dst_dev, wire::Packet& p, bool payload_in_memory = false);
   void deliver(Handle src, Handle dst, uint16_t ip_id, std::vector<uint8_t>& bytes);
-  void deliver_framed(Handle src, Handle dst, const wire::Framing& f, uint16_t ip_id, std::vector<uint8_t>& bytes);   // src 0: from the network
+  // src 0: from the network. icrc: the caller already computed the ICRC of these bytes under f (net/udp.cpp does, to
+  // find the IPv4 ID), so it is compared instead of computed a second time.
+  void deliver_framed(Handle src, Handle dst, const wire::Framing& f, uint16_t ip_id, std::vector<uint8_t>& bytes,
+                      const uint32_t* icrc = nullptr);
   // after decode + ICRC (strict) or straight from the sender (fast): QP lookup, receive event, responder / completer
   void dispatch(Handle src, Handle dst, const wire::Framing* f, uint16_t ip_id, const wire::Packet& p, const std::vector<uint8_t>& bytes);
   // ---- DataPath::Fast (fastpath.cpp)

@@ -18,7 +18,7 @@ wire::Framing SessionImpl::framing(Handle src, Handle dst, uint16_t ip_id) {
 }
 
 void SessionImpl::send_packet(Qp& q, wire::Packet& p, Handle dst_dev, bool payload_in_memory) {
-  if (Device* d = dev(q.dev); d && d->port) return d->port->transmit(q, p);   // on a real network (native/src/net)
+  if (Device* d = dev(q.dev); d && d->port) return d->port->transmit(q, p, payload_in_memory);   // on a real network (native/src/net)
   send_packet_raw(q.dev, dst_dev, p, payload_in_memory);
 }
 
@@ -80,7 +80,8 @@ void SessionImpl::deliver(Handle src, Handle dst, uint16_t ipid, std::vector<uin
   deliver_framed(src, dst, framing(src, dst, ipid), ipid, bytes);
 }
 
-void SessionImpl::deliver_framed(Handle src, Handle dst, const wire::Framing& f, uint16_t ipid, std::vector<uint8_t>& bytes) {
+void SessionImpl::deliver_framed(Handle src, Handle dst, const wire::Framing& f, uint16_t ipid, std::vector<uint8_t>& bytes,
+                                 const uint32_t* icrc) {
   auto drop = [&](const std::string& why) {
     if (!capture) return;
     auto& e = emit(EventKind::PacketDropped, dst, 0, "packet", why);
@@ -91,7 +92,7 @@ void SessionImpl::deliver_framed(Handle src, Handle dst, const wire::Framing& f,
   wire::Packet& p = rx;
   p = wire::Packet{};
   if (!wire::decode(bytes.data(), bytes.size(), p, &err)) return drop("malformed: " + err);
-  uint32_t crc = wire::icrc(f, bytes.data(), bytes.size());
+  const uint32_t crc = icrc ? *icrc : wire::icrc(f, bytes.data(), bytes.size());
   if (crc != p.icrc) return drop("bad ICRC " + hex(p.icrc, 8) + " != " + hex(crc, 8));
   dispatch(src, dst, &f, ipid, p, bytes);
 }

@@ -69,6 +69,16 @@ struct UdpOptions {
   uint16_t port = wire::kRoceUdpPort;   // local UDP port of every GID's socket; 0 = an ephemeral port (tests)
   uint16_t peer_port = 0;      // UDP destination port; 0 = same as port (4791 on a real network)
   bool busy_poll = false;      // poll() spins instead of sleeping in ppoll (benchmarks)
+  // UDP GSO (UDP_SEGMENT cmsg, Linux 4.18): consecutive equal-size packets to one peer leave in one send. Turned off
+  // for good by the first send the kernel refuses (EINVAL / ENOPROTOOPT / EIO); that group goes out packet by packet.
+  bool gso = true;
+  // UDP GRO (UDP_GRO sockopt, Linux 5.0): the kernel may hand over several datagrams coalesced in one buffer
+  // (segment size in the UDP_GRO cmsg); receive() splits it and checks each datagram's ICRC on its own.
+  bool gro = true;
+  // Zero copy: a payload that lies in an MR (and >= 1 KiB) is handed to the kernel from there by its own iovec; only
+  // the headers and pad + ICRC are built (wire::encode_split, the ICRC reads the payload in place). Never while a
+  // capture or event recording needs the packet's bytes in one piece. See docs/udp-perf.md for what it gives.
+  bool zero_copy = false;
 };
 
 struct UdpStats {
@@ -77,6 +87,12 @@ struct UdpStats {
   uint64_t tx_dropped = 0;     // no socket for the sgid, bad dgid, send error
   uint64_t tx_injected_loss = 0, tx_injected_dup = 0;
   uint64_t syscalls_tx = 0, syscalls_rx = 0;
+  // which path carried the packets (docs/udp-perf.md): tx_packets = tx_gso_segments + packets sent one per datagram
+  uint64_t tx_gso_sends = 0, tx_gso_segments = 0;   // super-buffers handed to the kernel, packets in them
+  uint64_t rx_gro_buffers = 0, rx_gro_segments = 0; // coalesced buffers received (more than one datagram), datagrams in them
+  uint64_t tx_zero_copy = 0;                        // packets whose payload went to the kernel from the MR (UdpOptions::zero_copy)
+  bool gso = false, gro = false;                    // in use now (asked for and accepted by the kernel)
+  int gso_fallback_errno = 0;                       // the error that turned GSO off (0: never)
 };
 
 class UdpTransport : public WirePort {
@@ -108,17 +124,30 @@ class UdpTransport : public WirePort {
   // (native/libibverbs/console.cpp sends it to a console).
   void take_capture(std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& out);
 
-  void transmit(Qp& q, wire::Packet& p) override;
+  void transmit(Qp& q, wire::Packet& p, bool payload_in_memory) override;
 
  private:
   UdpTransport(Session& s, Handle dev) : s_(s), S_(s.internals()), dev_(dev) {}
   struct Sock { int fd = -1; IpAddr ip; uint32_t gid_index = 0; };
-  struct Tx { int sock = 0; sockaddr_storage to{}; socklen_t tolen = 0; std::vector<uint8_t> buf; };
+  // One packet to send. GSO groups are formed as packets are queued (the ICRC of an IPv4 packet covers the IP ID,
+  // which the kernel's segmentation writes as ID + index, so a packet's place in its group is known when it is
+  // encoded): seg 0 starts a datagram or a group, seg k > 0 is the k-th packet of the group started before it.
+  struct Tx {
+    int sock = 0; sockaddr_storage to{}; socklen_t tolen = 0; std::vector<uint8_t> buf;
+    size_t len = 0;                            // packet bytes: buf, or hdr + zc + tail when zc is set
+    const uint8_t* zc = nullptr; size_t zc_len = 0, hl = 0, tl = 0;   // zero copy: payload in the MR
+    uint8_t hdr[wire::kMaxHeaderLen], tail[8];
+    uint16_t seg = 0; bool closed = false;     // closed: a shorter last segment, nothing may join after it
+    wire::Framing f; size_t rec = SIZE_MAX;    // framing the ICRC was computed over; capture record (recs_ index)
+  };
   struct Rec { uint64_t t; wire::Framing f; std::vector<uint8_t> pkt; };
   void sync_clock();
   size_t run_due();
   void flush();
+  void send_run(int sk, size_t first, size_t end);   // txq_[first, end): one socket's packets, one sendmmsg per 64
+  void gso_off(size_t first, size_t end, int e);      // the kernel refused a GSO send: re-frame those packets singly
   size_t receive(Sock& k);
+  void receive_datagram(Sock& k, const IpAddr& src, uint16_t sport, const uint8_t* data, size_t n, uint16_t seg);
   void drop_rx(const std::string& why, const uint8_t* p, size_t n);
   void drop_tx(Qp& q, const wire::Packet& p, const std::string& why);
   wire::Framing framing_for(const Sock& k, const IpAddr& peer, uint16_t sport, uint16_t dport) const;
@@ -128,7 +157,8 @@ class UdpTransport : public WirePort {
   Handle dev_;
   std::string ifname_;
   uint16_t port_ = wire::kRoceUdpPort, peer_port_ = wire::kRoceUdpPort;
-  bool busy_ = false, capture_ = false;
+  bool busy_ = false, capture_ = false, gso_ = false, gro_ = false, zero_copy_ = false;
+  size_t rx_slot_ = 0;
   int64_t base_ = 0;                         // CLOCK_MONOTONIC ns at session time 0
   int64_t last_work_ = 0;                    // CLOCK_MONOTONIC ns of the last poll() that did something
   std::vector<GidEntry> gids_;
@@ -137,6 +167,14 @@ class UdpTransport : public WirePort {
   std::vector<Tx> txq_;
   size_t ntx_ = 0;
   std::vector<uint8_t> rxbuf_;
+  // recvmmsg's headers, kept between calls: only those the kernel wrote into are set up again, so an empty poll
+  // (the common case while spinning) costs the system call alone
+  struct RxCtl { alignas(cmsghdr) char b[CMSG_SPACE(sizeof(int))]; };
+  std::vector<mmsghdr> rxh_;
+  std::vector<iovec> rxiov_;
+  std::vector<sockaddr_storage> rxfrom_;
+  std::vector<RxCtl> rxctl_;
+  size_t rx_dirty_ = 0;                      // rxh_[0, rx_dirty_) need setting up
   std::vector<uint8_t> pktbuf_;
   std::vector<Rec> recs_;
   UdpStats stats_;

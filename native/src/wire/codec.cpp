@@ -68,6 +68,20 @@ void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out) {
   put32le(b + total - 4, c.value());
 }
 
+size_t encode_split(const Packet& p, const Framing& f, uint8_t* hdr, uint8_t* tail, size_t* tail_len) {
+  const uint8_t pad = uint8_t((4 - (p.payload_len & 3)) & 3);
+  const size_t hl = put_headers(p, pad, hdr);
+  const size_t total = hl + p.payload_len + pad + 4;
+  std::memset(tail, 0, pad);
+  Crc32 c = icrc_begin(f, total, hdr);
+  c.update(hdr + 12, hl - 12);
+  if (p.payload_len) c.update(p.payload, p.payload_len);
+  c.update(tail, pad);
+  put32le(tail + pad, c.value());
+  *tail_len = size_t(pad) + 4;
+  return hl;
+}
+
 bool decode(const uint8_t* d, size_t len, Packet& p, std::string* err) {
   p = Packet{};
   if (len < 16) return fail(err, "too short: " + std::to_string(len) + " bytes, a RoCEv2 packet needs at least 16 (BTH + ICRC)");
