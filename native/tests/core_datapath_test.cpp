@@ -154,7 +154,7 @@ TEST(DataPath, HandOffQueuedBehindAnEarlierAction) {
     Side x, y;
     p.fresh(x, y, p.a.scq, p.a.rcq, p.b.scq, p.b.rcq);
     pattern(p.s, p.a.buf.addr, 65536, 5);
-    if (!push_after) EXPECT_TRUE(p.write(x, y, 1000, 1000, 64, 2).ok());   // stepped: x's run waits in the heap, due now
+    if (!push_after) { EXPECT_TRUE(p.write(x, y, 1000, 1000, 64, 2).ok()); }   // stepped: x's run waits in the heap, due now
     // a's requester batch sends a WRITE ONLY of 64 bytes from a's MR (what req_run builds for a 64-byte WR)
     S.free_running = true;
     S.batching_qp = p.a.qp;
@@ -163,7 +163,7 @@ TEST(DataPath, HandOffQueuedBehindAnEarlierAction) {
     pk.reth_va = p.b.buf.addr; pk.reth_rkey = p.b.mr.rkey; pk.reth_dmalen = 64;
     pk.payload = S.host(p.a.buf.addr, 64); pk.payload_len = 64;
     S.send_fast(p.a.dev, p.b.dev, pk, true);
-    if (push_after) EXPECT_TRUE(p.write(x, y, 1000, 1000, 64, 2).ok());
+    if (push_after) { EXPECT_TRUE(p.write(x, y, 1000, 1000, 64, 2).ok()); }
     if (S.direct.pending) S.deliver_direct();
     Outcome o;
     o.queued = S.direct_queued;
