@@ -44,12 +44,18 @@ uint64_t SessionImpl::next_time() const {
   return std::min(heap.front().t, fifo.front().t);
 }
 
+// The clock when a delivery due at t runs (exec, and fastpath.cpp's hand-off). Threads mode runs in real time
+// (threads.cpp sets now from the clock before each action, and runs a delivery as soon as it is due within one wire
+// latency): there a delivery does not move the clock to its arrival time, or every hop of a request / ACK exchange
+// would add one wire latency ahead of real time and the engine would then wait for the clock to catch up, pacing the
+// device at one packet per wire latency. Other actions (timers) always move it to their deadline.
+void SessionImpl::delivery_clock(uint64_t t) {
+  if (t > now && mode != FreeRunMode::Threads) now = t;
+}
+
 void SessionImpl::exec(Action& a) {
-  // Threads mode runs in real time (threads.cpp sets now from the clock before each action, and runs a delivery as
-  // soon as it is due within one wire latency): a delivery does not move the clock to its arrival time, or every
-  // hop of a request / ACK exchange would add one wire latency ahead of real time and the engine would then wait
-  // for the clock to catch up, pacing the device at one packet per wire latency. Timers keep their deadline.
-  if (a.t > now && !(a.kind == Action::Deliver && mode == FreeRunMode::Threads)) now = a.t;
+  if (a.kind == Action::Deliver) delivery_clock(a.t);
+  else if (a.t > now) now = a.t;
   switch (a.kind) {
     case Action::ReqRun:
       if (Qp* q = qp(a.qp)) {

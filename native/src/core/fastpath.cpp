@@ -52,8 +52,9 @@ static void as_decoded(const Packet& s, Packet& p) {
 
 void SessionImpl::send_fast(Handle src, Handle dst, Packet& p, bool payload_in_memory) {
   if (direct.pending) queue_direct();              // sent before this one
-  const bool ref_ok = payload_in_memory && free_running && batching_qp && fifo.empty() && !process_memory;
-  if (handoff && !capture && free_running && batching_qp && fifo.empty() && (!p.payload_len || ref_ok)) {
+  const bool next_in_batch = free_running && batching_qp && fifo.empty();   // would be the next delivery
+  const bool ref_ok = payload_in_memory && next_in_batch && !process_memory;
+  if (handoff && !capture && next_in_batch && (!p.payload_len || ref_ok)) {
     // the hand-off: this packet is the next delivery unless a timer is due first (see deliver_direct)
     direct.pending = true;
     direct.src = src; direct.dst = dst; direct.ip_id = ip_id++;
@@ -109,7 +110,7 @@ void SessionImpl::deliver_direct() {
   while (direct.pending) {
     if (!fifo.empty() || (!heap.empty() && heap.front().t <= direct.t)) { direct_queued++; queue_direct(); return; }
     direct.pending = false;
-    if (direct.t > now && mode != FreeRunMode::Threads) now = direct.t;   // as exec() does for a delivery
+    delivery_clock(direct.t);                      // as exec() does for a delivery
     const Packet& h = direct.h[direct.slot];
     direct.slot ^= 1;                              // a packet this delivery hands off goes into the other slot
     direct_delivered++;

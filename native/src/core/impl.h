@@ -443,6 +443,7 @@ class SessionImpl {
   void push_fifo(Action a);
   bool step();
   void exec(Action& a);
+  void delivery_clock(uint64_t t);             // engine.cpp: the clock when a delivery due at t runs
   void deliver_pending();                      // free running: deliver queued packets that are due before the rest
   void run_to_idle();
   bool idle() const { return heap.empty() && fifo.empty(); }   // (a hand-off never outlives its batch step)

@@ -242,9 +242,7 @@ bool SessionImpl::mr_translate(Mr& m, uint64_t iova, uint64_t len, std::vector<P
   uint64_t off = iova - m.iova;
   if (len == 0) return true;
   if (m.kind == MrKind::User) {
-    uint8_t* p = m.mem ? m.mem + off : host(m.addr + off, len);
-    if (!p) return false;
-    out.push_back({p, len, m.addr + off});
+    out.push_back({m.mem + off, len, m.addr + off});   // mem: set by reg_mr / rereg_mr once host() found the range
     return true;
   }
   for (auto& s : m.segs) {
