@@ -83,6 +83,10 @@ uint32_t crc32_copy_update(uint32_t state, void* dst, const void* src, size_t le
 
 // Bytes of BTH + extension headers for an opcode (12 + ...), 0 for an unknown opcode.
 size_t header_len(uint8_t opcode);
+// Zero pad bytes after a payload of n bytes, (-n) mod 4 (the BTH PadCnt).
+constexpr uint8_t pad_len(size_t n) { return uint8_t((4 - (n & 3)) & 3); }
+// The bytes encode() writes for p: BTH + extension headers (a bare BTH for an unknown opcode), payload, pad, ICRC.
+size_t encoded_len(const Packet& p);
 
 // Encode BTH..ICRC (the UDP payload) into out (resized, capacity reused). Writes exactly the headers opcode_mask
 // names, the payload, zero pad ((-payload_len) mod 4; Packet::pad is ignored) and the ICRC. It does not police
@@ -94,6 +98,9 @@ void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out);
 // hdr, payload, tail in that order are the bytes encode() writes. Returns the header length; *tail_len = pad + 4.
 constexpr size_t kMaxHeaderLen = 64;
 size_t encode_split(const Packet& p, const Framing& f, uint8_t* hdr, uint8_t* tail, size_t* tail_len);
+// The ICRC of a packet held in those three pieces: hdr (hl bytes), the payload, the pad (npad bytes, before the ICRC).
+uint32_t icrc_split(const Framing& f, const uint8_t* hdr, size_t hl, const uint8_t* payload, size_t payload_len,
+                    const uint8_t* pad_bytes, size_t npad);
 // Decode a UDP payload (BTH..ICRC). Returns false with err set on a malformed packet. ICRC is not checked.
 bool decode(const uint8_t* data, size_t len, Packet& p, std::string* err = nullptr);
 // ICRC over IP/UDP/BTH.. as in docs/wire.md 1.8; udp_payload excludes nothing (the last 4 bytes, the ICRC, are skipped).

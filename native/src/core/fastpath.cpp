@@ -38,7 +38,7 @@ bool SessionImpl::fast_ok(const Packet& p) const {
 static void as_decoded(const Packet& s, Packet& p) {
   const uint32_t m = opcode_mask(s.opcode);
   p = s;                                           // one block copy, then what decode would not give back
-  p.pad = uint8_t((4 - (s.payload_len & 3)) & 3); p.tver = 0;
+  p.pad = pad_len(s.payload_len); p.tver = 0;
   p.dest_qp &= 0xFFFFFF; p.psn &= 0xFFFFFF;
   if (m & H_DETH) p.deth_src_qp &= 0xFFFFFF; else p.deth_qkey = p.deth_src_qp = 0;
   if (!(m & H_RETH)) { p.reth_va = 0; p.reth_rkey = 0; p.reth_dmalen = 0; }

@@ -131,7 +131,7 @@ void SessionImpl::ud_receive(Qp& q, const Packet& p, Handle src, uint16_t ipid) 
   // addresses are the datagram's own (rx_framing), and an IPv6 datagram's header fills all 40 bytes
   uint8_t grh[40] = {};
   uint8_t* ip = grh + 20;
-  const uint16_t udp_len = static_cast<uint16_t>(8 + 12 + 8 + p.payload_len + ((4 - p.payload_len % 4) % 4) + 4 + ((p.opcode == UD_SEND_ONLY_WITH_IMMEDIATE) ? 4 : 0));
+  const uint16_t udp_len = static_cast<uint16_t>(8 + encoded_len(p));   // UDP header + BTH, DETH (, ImmDt), payload, pad, ICRC
   uint16_t tot = static_cast<uint16_t>(20 + udp_len);
   wire::Framing f = (src == 0 && rx_framing) ? *rx_framing : framing(src, q.dev, ipid);
   if (f.ipv6) {

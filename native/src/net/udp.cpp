@@ -245,8 +245,7 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p, bool payload_in_memory) {
   const wire::Framing f0 = framing_for(k, peer, port_, peer_port_);
   sockaddr_storage to;
   const socklen_t tolen = to_sockaddr(peer, peer_port_, to);
-  const size_t hl = wire::opcode_mask(p.opcode) ? wire::header_len(p.opcode) : 12;   // as encode(): unknown = bare BTH
-  const size_t len = hl + p.payload_len + ((4 - (p.payload_len & 3)) & 3) + 4;           // the bytes encode() writes
+  const size_t len = wire::encoded_len(p);
   for (int c = 0; c < copies; c++) {
     if (ntx_ >= kTxBatch) flush();                 // flush() keeps the slots' bytes, only the count resets
     Tx& t = txq_[ntx_];
@@ -387,11 +386,7 @@ void UdpTransport::gso_off(size_t first, size_t end, int e) {
     t.f.ip_id = 0;                                 // re-frame: a single DF datagram from an unconnected socket has ID 0
     uint32_t c;
     if (t.zc) {
-      wire::Crc32 x = wire::icrc_begin(t.f, t.len, t.hdr);
-      x.update(t.hdr + 12, t.hl - 12);
-      x.update(t.zc, t.zc_len);
-      x.update(t.tail, t.tl - 4);
-      c = x.value();
+      c = wire::icrc_split(t.f, t.hdr, t.hl, t.zc, t.zc_len, t.tail, t.tl - 4);
     } else {
       c = wire::icrc(t.f, t.buf.data(), t.buf.size());
     }

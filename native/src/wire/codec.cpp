@@ -47,10 +47,15 @@ size_t put_headers(const Packet& p, uint8_t pad, uint8_t* out) {
 
 }  // namespace
 
+// the headers encode() writes: those the opcode carries, a bare BTH for an unknown opcode
+static size_t encoded_header_len(uint8_t opcode) { return opcode_mask(opcode) ? header_len(opcode) : 12; }
+
+size_t encoded_len(const Packet& p) { return encoded_header_len(p.opcode) + p.payload_len + pad_len(p.payload_len) + 4; }
+
 void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out) {
-  const uint8_t pad = uint8_t((4 - (p.payload_len & 3)) & 3);
-  const size_t hl = opcode_mask(p.opcode) ? header_len(p.opcode) : 12;
-  const size_t total = hl + p.payload_len + pad + 4;
+  const uint8_t pad = pad_len(p.payload_len);
+  const size_t hl = encoded_header_len(p.opcode);
+  const size_t total = encoded_len(p);
   out.resize(total);
   uint8_t* b = out.data();
   put_headers(p, pad, b);
@@ -69,17 +74,21 @@ void encode(const Packet& p, const Framing& f, std::vector<uint8_t>& out) {
 }
 
 size_t encode_split(const Packet& p, const Framing& f, uint8_t* hdr, uint8_t* tail, size_t* tail_len) {
-  const uint8_t pad = uint8_t((4 - (p.payload_len & 3)) & 3);
+  const uint8_t pad = pad_len(p.payload_len);
   const size_t hl = put_headers(p, pad, hdr);
-  const size_t total = hl + p.payload_len + pad + 4;
   std::memset(tail, 0, pad);
-  Crc32 c = icrc_begin(f, total, hdr);
-  c.update(hdr + 12, hl - 12);
-  if (p.payload_len) c.update(p.payload, p.payload_len);
-  c.update(tail, pad);
-  put32le(tail + pad, c.value());
+  put32le(tail + pad, icrc_split(f, hdr, hl, p.payload, p.payload_len, tail, pad));
   *tail_len = size_t(pad) + 4;
   return hl;
+}
+
+uint32_t icrc_split(const Framing& f, const uint8_t* hdr, size_t hl, const uint8_t* payload, size_t payload_len,
+                    const uint8_t* pad_bytes, size_t npad) {
+  Crc32 c = icrc_begin(f, hl + payload_len + npad + 4, hdr);
+  c.update(hdr + 12, hl - 12);
+  if (payload_len) c.update(payload, payload_len);
+  c.update(pad_bytes, npad);
+  return c.value();
 }
 
 bool decode(const uint8_t* d, size_t len, Packet& p, std::string* err) {
