@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "vl/cm.h"
+
 #include "vl/types.h"
 
 namespace vl {
@@ -363,6 +365,31 @@ class Session {
   uint64_t last_seq() const;
   void set_event_capture(bool on);                 // off for benchmarks
   Status write_pcap(const std::string& path) const;
+
+  // ---- the connection manager of a device (vl/cm.h; native/src/cm/): IBA chapter 12 + the RDMA IP CM service on
+  // the device's QP1. Asynchronous outcomes (address / route resolved, REQ received, REP, RTU, REJ, DREQ, timeouts)
+  // are CmEvents queued per device and taken by cm_get_events; the engine runs the MADs and their timers as any
+  // other device action. A QP attached with cm_set_qp is moved INIT -> RTR -> RTS by the CM itself (as the
+  // kernel's rdma_cm does for a QP made with rdma_create_qp): with the REQ's / REP's attributes (remote QPN,
+  // starting PSN, path MTU, ACK timeout, retry and RNR retry counts, responder resources / initiator depth).
+  Result<Handle> cm_create_id(Handle dev, uint32_t port_space, uint32_t qp_type);  // CmPortSpace; IBV_QPT_RC/UD
+  Status cm_destroy_id(Handle id);             // sends DREQ / REJ as the state needs, frees the ID
+  Status cm_bind_addr(Handle id, const CmAddr& a);         // EADDRNOTAVAIL: not the device's; EADDRINUSE: taken
+  Status cm_resolve_addr(Handle id, const CmAddr* src, const CmAddr& dst, uint32_t timeout_ms);  // -> ADDR_RESOLVED
+  Status cm_resolve_route(Handle id, uint32_t timeout_ms);                                        // -> ROUTE_RESOLVED
+  Status cm_listen(Handle id, int backlog);
+  Status cm_set_qp(Handle id, Handle qp);      // the QP to INIT now (P_Key index, port, access / Q_Key)
+  Status cm_connect(Handle id, const CmConnParam& p);      // REQ (RC) or SIDR REQ (UD)
+  Status cm_accept(Handle id, const CmConnParam& p);       // REP (RC; QP to RTR, RTS) or SIDR REP (UD)
+  Status cm_reject(Handle id, const std::vector<uint8_t>& private_data);   // REJ, reason CONSUMER_DEFINED
+  Status cm_disconnect(Handle id);             // DREQ (or DREP to a DREQ received); the QP to ERR
+  Status cm_establish(Handle id);              // rdma_establish: as if the RTU had arrived (first packet on the QP)
+  Status cm_notify(Handle id, uint32_t ib_event);          // rdma_notify (IBV_EVENT_COMM_EST)
+  // rdma_init_qp_attr: the attributes and IBV_QP_* mask for INIT, RTR or RTS of this ID's connection
+  Result<QpAttr> cm_init_qp_attr(Handle id, uint32_t qp_state, uint32_t* attr_mask);
+  std::vector<CmEvent> cm_get_events(Handle dev, size_t max = SIZE_MAX);
+  std::optional<CmIdInfo> cm_id_info(Handle id) const;
+  std::vector<CmIdInfo> cm_ids(Handle dev) const;          // every ID of the device (the console's CM table)
 
   // the device model itself, for in-tree extensions that live beside the core (native/src/net: UDP transport)
   SessionImpl& internals() const { return *impl_; }
