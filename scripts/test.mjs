@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// npm test: installs what is missing, then runs every suite and ends with one line "N passed, N failed".
+// npm test: installs what is missing, then runs every suite and ends with one line "N passed, N failed, N skipped"
+// (a skip outside scripts/skips.mjs counts as a failure).
 //   (a) C++ unit tests (gtest, release)   (b) the same under ASan+UBSan   (c) tsc (main + Electron configs)
 //   (d) vitest (app/**, renderer/** *.test.ts)   (e) scenarios (scenarios/*.json, labs/*/scenarios/*.json)
 //   (f) Playwright e2e   (g) fuzz: each libFuzzer target (fuzz/*.cpp, clang, ASan + UBSan) for a few seconds over its
@@ -7,16 +8,19 @@
 //   (i) soak: 30 s of the chaos soak (native/tools/vl_soak.cpp; `npm run soak -- --minutes N` by hand)
 //   (j) libibverbs: unmodified ibverbs-utils / perftest programs under `verbslab exec` (scripts/libibverbs-test.mjs)
 // Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs, soak, libibverbs)
+//          -- FILES...      (vitest: only these test files)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findChromium, freePort } from './browser.mjs';
+import { gtestSkipped, judgeSkips, playwrightSkipped, vitestSkipped } from './skips.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const results = path.join(root, 'build', 'test-results');
+const results = process.env.VL_TEST_RESULTS || path.join(root, 'build', 'test-results');
 fs.mkdirSync(results, { recursive: true });
 const argv = process.argv.slice(2);
+const vitestFiles = argv.includes('--') ? argv.slice(argv.indexOf('--') + 1) : [];
 const onlyArg = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] ?? '' : '';
 const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'fuzz', h: 'labs', i: 'soak', j: 'libibverbs' };
 const only = new Set(onlyArg.split(',').filter(Boolean).map((s) => SUITES[s] ?? s));
@@ -63,15 +67,15 @@ const needFuzz = want('fuzz');
 const missing = [];
 if (needE2e && !findChromium()) missing.push('chromium');
 if (needCpp && !(fs.existsSync('/usr/include/gtest/gtest.h') && ['/usr/lib/x86_64-linux-gnu/libgtest.a', '/usr/lib/aarch64-linux-gnu/libgtest.a', '/usr/lib/libgtest.a', '/usr/local/lib/libgtest.a'].some((p) => fs.existsSync(p)))) missing.push('libgtest-dev');
-if (needCpp && !fs.existsSync('/usr/include/infiniband/verbs.h')) missing.push('libibverbs-dev');
+if ((needCpp || want('vitest')) && !fs.existsSync('/usr/include/infiniband/verbs.h')) missing.push('libibverbs-dev');   // vitest: export-c, realdev
 if ((needCpp || want('vitest')) && !have('tshark')) missing.push('tshark');   // vitest: app/scenario/tshark-icrc.test.ts
 if (needFuzz && !have('clang++')) missing.push('clang');
 if (needFuzz && !haveFuzzerRuntime()) missing.push('libclang-rt-14-dev');
 if (want('libibverbs')) {
   if (!fs.existsSync('/usr/include/infiniband/verbs.h') && !missing.includes('libibverbs-dev')) missing.push('libibverbs-dev');
-  if (!have('ibv_rc_pingpong')) missing.push('ibverbs-utils');
   if (!have('ib_write_bw')) missing.push('perftest');
 }
+if ((want('libibverbs') || needE2e) && !have('ibv_rc_pingpong')) missing.push('ibverbs-utils');   // e2e: live-attach.spec.ts
 if (missing.length) {
   if (isRoot && have('apt-get')) {
     step(`installing Debian packages: ${missing.join(' ')} (apt-get update; apt-get install -y)`);
@@ -91,9 +95,16 @@ if (needE2e && !chromium) { console.error('Chromium still not found: set CHROMIU
 
 // ------------------------------------------------------------------ 2. suites
 const summary = [];
-function record(name, passed, failed, note = '') {
-  summary.push({ name, passed, failed, note });
-  console.log(`-- ${name}: ${passed} passed, ${failed} failed${note ? ` (${note})` : ''}`);
+function record(name, passed, failed, note = '', skipped = 0) {
+  summary.push({ name, passed, failed, note, skipped });
+  console.log(`-- ${name}: ${passed} passed, ${failed} failed, ${skipped} skipped${note ? ` (${note})` : ''}`);
+}
+/** record a suite with its skipped tests (ids); a skip outside scripts/skips.mjs is one more failure */
+function recordSkips(name, suite, passed, failed, ids, note = '') {
+  const { allowed, unexpected } = judgeSkips(suite, ids);
+  for (const a of allowed) console.log(`   skip ${a.id}: ${a.reason}`);
+  for (const id of unexpected) console.log(`   FAIL skipped without an allowed reason (scripts/skips.mjs): ${id}`);
+  record(name, passed, failed + unexpected.length, [note, unexpected.length ? `${unexpected.length} skip(s) not allowed` : ''].filter(Boolean).join(', '), ids.length);
 }
 
 /** Count a gtest JSON report; a crash without a report counts as one failure. */
@@ -101,15 +112,10 @@ function gtestCounts(file) {
   if (!fs.existsSync(file)) return null;
   let data;
   try { data = JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return null; }
-  let passed = 0, failed = 0, skipped = 0;
-  for (const suite of data.testsuites ?? []) {
-    for (const t of suite.testsuite ?? []) {
-      if (t.failures?.length) failed++;
-      else if (t.result === 'SKIPPED' || t.status === 'NOTRUN') skipped++;
-      else passed++;
-    }
-  }
-  return { passed, failed, skipped };
+  const skipped = gtestSkipped(data);
+  let passed = 0, failed = 0;
+  for (const suite of data.testsuites ?? []) for (const t of suite.testsuite ?? []) if (t.failures?.length) failed++; else passed++;
+  return { passed: passed - skipped.length, failed, skipped };
 }
 
 async function gtestSuite(name, profile, bin, env = {}) {
@@ -124,7 +130,7 @@ async function gtestSuite(name, profile, bin, env = {}) {
   if (!c) { record(name, 0, 1, `no report: exited ${r.signal ?? r.code}`); return; }
   // a crash after the report (e.g. a sanitizer failure at exit) is one more failure
   const extra = r.code !== 0 && c.failed === 0 ? 1 : 0;
-  record(name, c.passed, c.failed + extra, [c.skipped ? `${c.skipped} skipped` : '', extra ? `exit ${r.signal ?? r.code} after the tests` : ''].filter(Boolean).join(', '));
+  recordSkips(name, 'cpp', c.passed, c.failed + extra, c.skipped, extra ? `exit ${r.signal ?? r.code} after the tests` : '');
 }
 
 if (want('cpp')) await gtestSuite('C++ unit tests (gtest)', 'release', path.join(root, 'build', 'native', 'vl_tests'));
@@ -148,11 +154,11 @@ if (want('vitest')) {
   if (ba.code !== 0) console.log('   (addon build failed: tests that need it will fail)');
   const out = path.join(results, 'vitest.json');
   fs.rmSync(out, { force: true });
-  const r = await sh(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--root', '.', '--dir', '.', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`]);
+  const r = await sh(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--root', '.', '--dir', '.', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...vitestFiles]);
   if (fs.existsSync(out)) {
     const j = JSON.parse(fs.readFileSync(out, 'utf8'));
     const failedFiles = (j.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed')).length;
-    record('vitest', j.numPassedTests ?? 0, (j.numFailedTests ?? 0) + failedFiles, failedFiles ? `${failedFiles} file(s) failed to load` : '');
+    recordSkips('vitest', 'vitest', j.numPassedTests ?? 0, (j.numFailedTests ?? 0) + failedFiles, vitestSkipped(j, root), failedFiles ? `${failedFiles} file(s) failed to load` : '');
   } else record('vitest', 0, 1, `no report (exit ${r.code})`);
 }
 
@@ -198,6 +204,7 @@ if (want('e2e')) {
   step('Playwright e2e (browser mode, headless Chromium)');
   const b1 = await sh(process.execPath, ['scripts/build.mjs', 'addon']);
   const b2 = b1.code === 0 ? await sh(process.execPath, ['scripts/build.mjs', 'renderer']) : b1;
+  if (b2.code === 0) await sh(process.execPath, ['scripts/build.mjs', 'libibverbs']);   // live-attach.spec.ts (fails, not skips, without it)
   if (b1.code !== 0 || b2.code !== 0) record('Playwright e2e', 0, 1, 'build failed');
   else {
     const out = path.join(results, 'playwright.json');
@@ -208,10 +215,11 @@ if (want('e2e')) {
     };
     const r = await sh(process.execPath, ['node_modules/@playwright/test/cli.js', 'test', '--reporter=list,json'], { env });
     if (fs.existsSync(out)) {
-      const st = JSON.parse(fs.readFileSync(out, 'utf8')).stats ?? {};
+      const rep = JSON.parse(fs.readFileSync(out, 'utf8'));
+      const st = rep.stats ?? {};
       const failed = (st.unexpected ?? 0) + (st.flaky ?? 0);
-      const errs = JSON.parse(fs.readFileSync(out, 'utf8')).errors ?? [];
-      record('Playwright e2e', st.expected ?? 0, failed + (errs.length && !failed ? 1 : 0), [st.skipped ? `${st.skipped} skipped` : '', st.flaky ? `${st.flaky} flaky counted as failed` : '', errs.length ? `${errs.length} global error(s)` : ''].filter(Boolean).join(', '));
+      const errs = rep.errors ?? [];
+      recordSkips('Playwright e2e', 'e2e', st.expected ?? 0, failed + (errs.length && !failed ? 1 : 0), playwrightSkipped(rep), [st.flaky ? `${st.flaky} flaky counted as failed` : '', errs.length ? `${errs.length} global error(s)` : ''].filter(Boolean).join(', '));
     } else record('Playwright e2e', 0, 1, `no report (exit ${r.code})`);
   }
 }
@@ -260,8 +268,9 @@ if (want('libibverbs')) {
 // ------------------------------------------------------------------ 3. summary
 const passed = summary.reduce((a, s) => a + s.passed, 0);
 const failed = summary.reduce((a, s) => a + s.failed, 0);
+const skipped = summary.reduce((a, s) => a + s.skipped, 0);
 console.log('\n== summary');
-for (const s of summary) console.log(`   ${s.name.padEnd(36)} ${String(s.passed).padStart(5)} passed ${String(s.failed).padStart(4)} failed${s.note ? `  (${s.note})` : ''}`);
+for (const s of summary) console.log(`   ${s.name.padEnd(36)} ${String(s.passed).padStart(5)} passed ${String(s.failed).padStart(4)} failed ${String(s.skipped).padStart(4)} skipped${s.note ? `  (${s.note})` : ''}`);
 console.log(`   (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed ? 1 : 0);

@@ -14,21 +14,19 @@ import type { DeviceEvent } from '../protocol/index.ts';
 import { Change, KeyState, addDropped, concatFrames, decodeFrames, frameEvents, frameTotals } from '../protocol/index.ts';
 import { EventBatcher, EventBinary, EventText } from './batcher.ts';
 import { REPO_ROOT, libraryFiles } from '../scenario/library.ts';
+import { needAddon } from '../scenario/testlib.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = REPO_ROOT;
 const files = libraryFiles().map((f) => path.relative(REPO_ROOT, f));
 
-type Mod = typeof import('./executor.ts');
-let mod: Mod | undefined;
-try { mod = await import('./executor.ts'); new mod.NativeExecutor({ seed: 1 }).close(); } catch { mod = undefined; }
-if (!mod) console.warn('SKIPPED event JSON equivalence: native addon not built (node scripts/build.mjs addon)');
+const mod = await needAddon('event JSON equivalence tests');
 
 /** Runs a scenario and returns every event it drained, through the object path, the text path or the frame path. */
 function eventsOf(file: string, via: 'objects' | 'text' | 'frames'): { events: DeviceEvent[]; digest: string } {
   const loaded = parseScenarioText(fs.readFileSync(path.join(dir, file), 'utf8'), file);
   if (!loaded.ok) throw new Error(loaded.error.message);
-  const ex = new mod!.NativeExecutor({ seed: 1 });
+  const ex = new mod.NativeExecutor({ seed: 1 });
   const seen: DeviceEvent[] = [];
   const drive: Executor = via !== 'objects'
     ? {
@@ -57,7 +55,7 @@ function makeDeviceAndPd(ex: InstanceType<Mod['NativeExecutor']>) {
 const sendingAtOnce = (sent: (EventText | EventBinary)[]) =>
   new EventBatcher((m) => sent.push(m), { setTimer: (fn) => { fn(); return 0; }, now: () => 0, intervalMs: 0 });
 
-describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
+describe('event JSON text path and binary frame path', () => {
   for (const f of files) {
     it(`${f}: same events as the object path`, () => {
       const a = eventsOf(f, 'objects');
@@ -87,7 +85,7 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
   });
 
   it('a batch of native chunks is one message whose text parses to the same events', () => {
-    const ex = new mod!.NativeExecutor({ seed: 3 });
+    const ex = new mod.NativeExecutor({ seed: 3 });
     try {
       makeDeviceAndPd(ex);
       const chunks = ex.drainEventChunks('json', 1);
@@ -106,7 +104,7 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
   });
 
   it('frames from several drains make one binary message that decodes to the same events, with the dropped count', () => {
-    const ex = new mod!.NativeExecutor({ seed: 3 });
+    const ex = new mod.NativeExecutor({ seed: 3 });
     try {
       makeDeviceAndPd(ex);
       const chunks = ex.drainEventChunks('frames', 1);
@@ -130,7 +128,7 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
   });
 
   it('the server adds a slow client\'s dropped count to the next message without touching the shared bytes', () => {
-    const ex = new mod!.NativeExecutor({ seed: 3 });
+    const ex = new mod.NativeExecutor({ seed: 3 });
     try {
       ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } });
       const msg = concatFrames(ex.drainEventChunks('frames', 1).map((c) => c.frame!), 2);
@@ -144,7 +142,7 @@ describe.skipIf(!mod)('event JSON text path and binary frame path', () => {
 
   it('refuses bytes that are not a frame, naming what is wrong', () => {
     expect(() => decodeFrames(new Uint8Array(40))).toThrow(/bad magic/);
-    const ex = new mod!.NativeExecutor({ seed: 3 });
+    const ex = new mod.NativeExecutor({ seed: 3 });
     try {
       ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } });
       const f = ex.drainEventChunks('frames')[0]!.frame!;

@@ -23,7 +23,7 @@ const lib = path.join(root, 'build/libibverbs/libibverbs.so.1');
 const canon = (v: unknown): string => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.skipIf(!fs.existsSync(defaultAddonPath) || !fs.existsSync('/usr/include/infiniband/verbs.h'))('real-device backend through dlopen (Verbs Lab\'s libibverbs.so.1)', () => {
+describe('real-device backend through dlopen (Verbs Lab\'s libibverbs.so.1)', () => {
   let x: NativeExecutor;
   const saved = process.env.VERBSLAB_LIBIBVERBS;
   const problems: string[] = [];

@@ -13,21 +13,16 @@ import { HostCore, type HostExecutor } from './core.ts';
 import { ScenarioHostCore } from './recorder.ts';
 import { REPO_ROOT, libraryFile, libraryFiles } from '../scenario/library.ts';
 import { runScenario } from '../scenario/run.ts';
+import { needAddon } from '../scenario/testlib.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-let make: (() => HostExecutor) | undefined;
-try {
-  const mod = await import('./executor.ts');
-  make = () => mod.createExecutor({ seed: 1 });
-  make().close();
-} catch (e) {
-  console.warn(`SKIPPED recorder tests: native addon not available (${(e as Error).message.split('\n')[0]})`);
-}
+const mod = await needAddon('recorder tests');
+const make = (): HostExecutor => mod.createExecutor({ seed: 1 });
 
 function host() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-rec-'));
-  const core = new ScenarioHostCore(make!(), { sessionDir: dir, defaultDevice: null, batcher: { intervalMs: 0 } });
+  const core = new ScenarioHostCore(make(), { sessionDir: dir, defaultDevice: null, batcher: { intervalMs: 0 } });
   const plugin = core.scenario;
   core.start();
   const batches: FromHost[] = [];
@@ -56,7 +51,7 @@ function connectedPair(okr: ReturnType<typeof host>['okr'], moreAccessB: string[
   return { pdA, pdB, bufA, bufB, mrA, mrB, cqA, cqB, qpA, qpB };
 }
 
-describe.skipIf(!make)('scenario plugin of the backend host', () => {
+describe('scenario plugin of the backend host', () => {
   it('records a console session with names and references, adds expectations from outcomes, and the saved file passes headless', () => {
     const { core, x, okr } = host();
     const { bufA, bufB, mrA, mrB, cqA, qpA } = connectedPair(okr, []);
@@ -116,7 +111,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     const obj = JSON.parse(saved.json);
     expect(obj).toMatchObject({ name: 'my lab', description: 'an RDMA WRITE' });
     expect(obj.steps[run].expect).toEqual({ packet: seen });
-    const headless = make!();
+    const headless = make();
     try {
       const rep = runScenario(obj, headless);
       expect(rep.failure).toBeUndefined();
@@ -170,7 +165,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     expect(rest.reports.every((r) => r.ok)).toBe(true);
     expect(rest.replay).toMatchObject({ passed: true, done: true });
     // same digest as the headless runner
-    const ex = make!();
+    const ex = make();
     try { expect(rest.replay.digest).toBe(runScenario(text, ex).digest); } finally { ex.close(); }
     // it ran on the host: journaled, and event batches went out to the clients
     expect(core.journal.read().entries.map((e) => e.command.cmd)).toContain('post.send');
@@ -195,7 +190,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     okr({ cmd: 'memory.write', args: { addr: buf.addr, data: '01' } });
     expect(okr({ cmd: 'scenario.get', args: { known: v } }).version).toBeGreaterThan(v);
     core.close();
-    const again = new ScenarioHostCore(make!(), { sessionDir: dir, defaultDevice: null });
+    const again = new ScenarioHostCore(make(), { sessionDir: dir, defaultDevice: null });
     again.start();
     const r = again.execute({ cmd: 'scenario.get', args: {} });
     expect(r.ok && (r.result as { recording: unknown }).recording).toMatchObject({
@@ -209,7 +204,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
   it('a restarted host replays a journal whose steps produce hundreds of thousands of events (a free run\'s)', () => {
     // the journal written by a plain host (a free run journals its steps the same way)
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-rec-'));
-    const core = new HostCore(make!(), { sessionDir: dir, defaultDevice: null });
+    const core = new HostCore(make(), { sessionDir: dir, defaultDevice: null });
     core.start();
     const okr = (c: unknown) => { const r = core.execute(c as Command); if (!r.ok) throw new Error(`${(c as Command).cmd}: ${r.error.message}`); return r.result as Record<string, unknown>; };
     const { bufA, bufB, mrA, mrB, qpA } = connectedPair(okr, []);
@@ -219,7 +214,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
     for (let i = 0; i < 3; i++) core.journal.append({ cmd: 'engine.step', args: { count: 100_000 } });   // as a free run journals them
     okr({ cmd: 'engine.traffic', args: { on: false } });
     core.close();
-    const again = new ScenarioHostCore(make!(), { sessionDir: dir, defaultDevice: null });
+    const again = new ScenarioHostCore(make(), { sessionDir: dir, defaultDevice: null });
     expect(again.start().failed).toEqual([]);   // the recorder took every replayed event (it overflowed the stack before)
     const info = again.execute({ cmd: 'session.info', args: {} });
     expect(info.ok && (info.result as { eventSeq: number }).eventSeq).toBeGreaterThan(300_000);
@@ -269,7 +264,7 @@ describe.skipIf(!make)('scenario plugin of the backend host', () => {
         expect(outs[k]!.asyncEvent![0]!.obj).toMatch(/^[A-Za-z]/);
       }
       const saved = okr({ cmd: 'scenario.save', args: {} }) as { json: string };
-      const ex = make!();
+      const ex = make();
       try {
         const rep = runScenario(saved.json, ex);
         results.push(`${f}: replay ${rp.passed ? 'passed' : rp.failure}; recording ${rep.passed ? 'passed' : rep.failure}`);

@@ -10,6 +10,7 @@ import { decodeNvmeCqe, decodeNvmeSqe } from './decoders/nvme-rdma.ts';
 import type { DeviceEvent } from './messages.ts';
 import { parseScenarioText } from '../scenario/load.ts';
 import { ScenarioRun } from '../scenario/run.ts';
+import { needAddon } from '../scenario/testlib.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -140,12 +141,9 @@ describe('the registry', () => {
   });
 });
 
-type Mod = typeof import('../host/executor.ts');
-let mod: Mod | undefined;
-try { mod = await import('../host/executor.ts'); new mod.NativeExecutor({ seed: 1 }).close(); } catch { mod = undefined; }
-if (!mod) console.warn('SKIPPED decoder over device packets: native addon not built (node scripts/build.mjs addon)');
+const mod = await needAddon('decoder over device packets');
 
-describe.skipIf(!mod)('the registry over the software device\'s own packets', () => {
+describe('the registry over the software device\'s own packets', () => {
   it('a capsule SENT through the device is read back from the PacketSent event\'s record', () => {
     const sqe = Buffer.from(input(6).payload).toString('hex');
     const steps = [
@@ -166,7 +164,7 @@ describe.skipIf(!mod)('the registry over the software device\'s own packets', ()
       devices: [{ name: 'dev0', profile: 'rxe' }, { name: 'dev1', profile: 'rxe' }], steps });
     const loaded = parseScenarioText(text, 'capsule.json');
     if (!loaded.ok) throw new Error(loaded.error.message);
-    const ex = new mod!.NativeExecutor({ seed: 1 });
+    const ex = new mod.NativeExecutor({ seed: 1 });
     const seen: DeviceEvent[] = [];
     try {
       const rep = new ScenarioRun(loaded.scenario, { exec: (c) => ex.exec(c), drainEvents: (m) => { const e = ex.drainEvents(m); seen.push(...e); return e; },

@@ -7,25 +7,17 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runScenario } from './run.ts';
 import { REPO_ROOT, libraryFiles } from './library.ts';
-import type { NativeExecutor } from '../host/executor.ts';
+import { needAddon } from './testlib.ts';
 
 const files = libraryFiles().map((f) => path.relative(REPO_ROOT, f));
 
-type Factory = (dataPath: 'fast' | 'strict') => NativeExecutor;
-let factory: Factory | undefined;
-try {
-  const mod = await import('../host/executor.ts');
-  factory = (dataPath) => mod.createExecutor({ seed: 1, dataPath });
-  factory('strict').close();
-} catch (e) {
-  console.warn(`SKIPPED data path equivalence: native addon not available (${(e as Error).message.split('\n')[0]}); build it with: node scripts/build.mjs addon`);
-  factory = undefined;
-}
+const mod = await needAddon('data path equivalence tests');
+const factory = (dataPath: 'fast' | 'strict') => mod.createExecutor({ seed: 1, dataPath });
 
 interface Outcome { dataPath: string; digest: string; passed: boolean; events: number; packets: number; steps: string[]; memory: string[] }
 
 function outcome(file: string, dataPath: 'fast' | 'strict'): Outcome {
-  const ex = factory!(dataPath);
+  const ex = factory(dataPath);
   try {
     const rep = runScenario(fs.readFileSync(path.join(REPO_ROOT, file), 'utf8'), ex, { file, keepGoing: true });
     const memory: string[] = [];
@@ -40,9 +32,9 @@ function outcome(file: string, dataPath: 'fast' | 'strict'): Outcome {
   } finally { ex.close(); }
 }
 
-describe.skipIf(!factory)('data paths: strict and fast give the same events, results and memory', () => {
+describe('data paths: strict and fast give the same events, results and memory', () => {
   it('the session default is fast, and strict can be chosen', () => {
-    const ex = factory!('strict');
+    const ex = factory('strict');
     try {
       expect(ex.native.data_path()).toBe('strict');
       expect(ex.native.set_data_path('fast').err).toBe(0);

@@ -16,7 +16,6 @@ const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const files = libraryFiles();
 const haveVerbs = fs.existsSync('/usr/include/infiniband/verbs.h');
-if (!haveVerbs) console.warn('SKIPPED C export compile test: /usr/include/infiniband/verbs.h is missing (apt-get install libibverbs-dev)');
 
 describe('C export', () => {
   it('escapes strings and comments', () => {
@@ -24,7 +23,8 @@ describe('C export', () => {
     expect(cComment('x */ y /* z ??')).toBe('x * / y / * z ? ?');
   });
 
-  it.skipIf(!haveVerbs)('every scenario (and every lab, flattened) exports to C that compiles with cc -Wall -Werror -libverbs', async () => {
+  it('libibverbs-dev is installed (the compile check cannot be skipped silently)', () => { expect(haveVerbs, '/usr/include/infiniband/verbs.h is missing: apt-get install -y libibverbs-dev').toBe(true); });
+  it('every scenario (and every lab, flattened) exports to C that compiles with cc -Wall -Werror -libverbs', async () => {
     expect(files.length).toBeGreaterThan(0);
     const { labs, errors: labErrors } = listLabs();
     expect(labErrors).toEqual([]);

@@ -33,7 +33,7 @@ describe('lab format', () => {
   });
 });
 
-describe.skipIf(!make)('labs headless and in the host', () => {
+describe('labs headless and in the host', () => {
   it('every lab holds headless; the JUnit report has one test case per step (and one per headless agent)', async () => {
     const { runs, errors } = await runLabs('all', { factory: make });
     expect(errors).toEqual([]);
@@ -57,7 +57,7 @@ describe.skipIf(!make)('labs headless and in the host', () => {
     const { HostCore } = await import('../host/core.ts');
     const { attach } = await import('../host/labs.ts');
     const { attach: attachRecorder } = await import('../host/recorder.ts');
-    const core = new HostCore(make!(1) as never, { sessionDir: fs.mkdtempSync(path.join(os.tmpdir(), 'vl-labhost-')), defaultDevice: null });
+    const core = new HostCore(make(1) as never, { sessionDir: fs.mkdtempSync(path.join(os.tmpdir(), 'vl-labhost-')), defaultDevice: null });
     attachRecorder(core); attach(core);
     core.start();
     const call = (command: unknown) => { let out: any; core.handle({ type: 'request', id: 1, command }, (r) => { out = r; }); return out; };
@@ -81,7 +81,7 @@ describe.skipIf(!make)('labs headless and in the host', () => {
     const { HostCore } = await import('../host/core.ts');
     const { attach } = await import('../host/labs.ts');
     const { ScenarioRun } = await import('./run.ts');
-    const core = new HostCore(make!(1) as never, { sessionDir: fs.mkdtempSync(path.join(os.tmpdir(), 'vl-labhand-')), defaultDevice: null });
+    const core = new HostCore(make(1) as never, { sessionDir: fs.mkdtempSync(path.join(os.tmpdir(), 'vl-labhand-')), defaultDevice: null });
     attach(core);
     core.start();
     const call = (command: unknown) => { let out: any; core.handle({ type: 'request', id: 1, command }, (r) => { out = r; }); return out; };

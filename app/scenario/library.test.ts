@@ -7,30 +7,19 @@ import { describe, expect, it } from 'vitest';
 import { parseScenarioText } from './load.ts';
 import { ScenarioRun, runScenario } from './run.ts';
 import { REPO_ROOT, libraryFiles } from './library.ts';
-import type { Executor } from '../host/api.ts';
+import { executorFactory } from './testlib.ts';
 
 const files = libraryFiles().map((f) => path.relative(REPO_ROOT, f));
 const dir = REPO_ROOT;
 
-// The executor needs the native addon (node scripts/build.mjs addon); without it these tests cannot run.
-let factory: ((seed: number) => Executor) | undefined;
-let why = '';
-try {
-  const mod = await import('../host/executor.ts');
-  factory = (seed: number) => mod.createExecutor({ seed });
-  factory(1).close();
-} catch (e) {
-  why = `native addon not available (${(e as Error).message.split('\n')[0]}); build it with: node scripts/build.mjs addon`;
-  factory = undefined;
-}
-if (why) console.warn(`SKIPPED scenario library: ${why}`);
+const factory = await executorFactory('scenario library tests');
 
-describe.skipIf(!factory)('scenario library (software device)', () => {
+describe('scenario library (software device)', () => {
   it('has scenarios', () => { expect(files.length).toBeGreaterThan(0); });
   for (const f of files) {
     it(f, () => {
       const text = fs.readFileSync(path.join(dir, f), 'utf8');
-      const ex = factory!(1);
+      const ex = factory(1);
       try {
         const rep = runScenario(text, ex, { file: f });
         const failed = rep.steps.find((s) => !s.ok);
@@ -46,7 +35,7 @@ describe.skipIf(!factory)('scenario library (software device)', () => {
       const loaded = parseScenarioText(fs.readFileSync(path.join(dir, f), 'utf8'), f);
       if (!loaded.ok) throw new Error(loaded.error.message);
       const digest = (seed: number, mutate = false) => {
-        const ex = factory!(seed);
+        const ex = factory(seed);
         try {
           const sc = structuredClone(loaded.scenario);
           if (mutate) sc.steps.push({ cmd: 'buffer.alloc', args: { length: 64 } });

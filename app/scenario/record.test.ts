@@ -10,9 +10,9 @@ import { executorFactory } from './testlib.ts';
 
 const factory = await executorFactory('recorder tests');
 
-describe.skipIf(!factory)('scenario recorder', () => {
+describe('scenario recorder', () => {
   it('records a live RDMA WRITE session with handles and literal keys, and the saved file replays headless', () => {
-    const ex = factory!(7);
+    const ex = factory(7);
     const rec = new ScenarioRecorder({ name: 'recorded write', seed: 7 });
     const run = (raw: unknown) => {
       const c = Command.parse(raw) as Cmd;
@@ -75,7 +75,7 @@ describe.skipIf(!factory)('scenario recorder', () => {
     expect(loaded.ok ? 'ok' : loaded.error.message).toBe('ok');
     if (!loaded.ok) return;
     for (const seed of [7, 99]) {
-      const ex2 = factory!(seed);
+      const ex2 = factory(seed);
       try {
         const rep = new ScenarioRun(loaded.scenario, ex2, { seed }).run();
         expect(rep.failure ?? 'passed').toBe('passed');
@@ -85,7 +85,7 @@ describe.skipIf(!factory)('scenario recorder', () => {
 
   it('while autorun is on, every recorded command is preceded by an engine.run', () => {
     const rec = new ScenarioRecorder();
-    const ex = factory!(1);
+    const ex = factory(1);
     try {
       const exec = (raw: unknown) => { const c = Command.parse(raw) as Cmd; const o = ex.exec(c); rec.record(c, o); return o.ok ? (o.result as Record<string, any>) : {}; };
       const d = exec({ cmd: 'device.create', args: { profile: 'rxe' } }).handle;
@@ -101,7 +101,7 @@ describe.skipIf(!factory)('scenario recorder', () => {
 
   it('a removed step that created a name makes the recording invalid, with the step and field', () => {
     const rec = new ScenarioRecorder();
-    const ex = factory!(1);
+    const ex = factory(1);
     try {
       const exec = (raw: unknown) => { const c = Command.parse(raw) as Cmd; const o = ex.exec(c); rec.record(c, o); return o.ok ? (o.result as Record<string, any>) : {}; };
       const d = exec({ cmd: 'device.create', args: { profile: 'rxe' } }).handle;

@@ -1,5 +1,6 @@
-// Shared by the scenario runner's tests: a library scenario by file name, and executors on the real software device
-// when the native addon is built (undefined otherwise, with the reason printed once, so the tests can skip).
+// Shared by the tests: a library scenario by file name, and executors on the real software device. A suite that
+// needs the native addon fails when it is missing (it never turns into skips): scripts/test.mjs counts skips and
+// fails on any outside scripts/skips.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,15 +18,19 @@ export function loadLibrary(file: string): Scenario {
   return r.scenario;
 }
 
-/** A factory of executors over the native addon, or undefined when it cannot be loaded (`what`: the skipped tests). */
-export async function executorFactory(what: string): Promise<((seed: number) => Executor) | undefined> {
-  try {
-    const mod = await import('../host/executor.ts');
-    const factory = (seed: number) => mod.createExecutor({ seed });
-    factory(1).close();
-    return factory;
-  } catch (e) {
-    console.warn(`SKIPPED ${what}: native addon not available (${(e as Error).message.split('\n')[0]}); build it with: node scripts/build.mjs addon`);
-    return undefined;
+/** The native module (app/host/executor.ts) with a session opened and closed once; throws a readable error naming
+ *  `what` when the addon cannot be loaded, so the test file fails instead of skipping. */
+export async function needAddon(what: string): Promise<typeof import('../host/executor.ts')> {
+  const mod = await import('../host/executor.ts');
+  try { new mod.NativeExecutor({ seed: 1 }).close(); } catch (e) {
+    const why = (e as Error).message.split('\n')[0]!;
+    throw new Error(`${what} need the native addon: ${why}${why.includes('build.mjs') ? '' : ' (build it: node scripts/build.mjs addon)'}`);
   }
+  return mod;
+}
+
+/** A factory of executors over the native addon (`what`: the tests that need it; see needAddon). */
+export async function executorFactory(what: string): Promise<(seed: number) => Executor> {
+  const mod = await needAddon(what);
+  return (seed: number) => mod.createExecutor({ seed });
 }

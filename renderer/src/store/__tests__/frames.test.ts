@@ -14,15 +14,14 @@ import { createConsoleStore } from '../store.ts';
 import { emptyReply } from './replies.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-type Mod = typeof import('../../../../app/host/executor.ts');
-let mod: Mod | undefined;
-try { mod = await import('../../../../app/host/executor.ts'); new mod.NativeExecutor({ seed: 1 }).close(); } catch { mod = undefined; }
+import { needAddon } from '../../../../app/scenario/testlib.ts';
+const mod = await needAddon('console frame ingest tests');
 
 /** the scenario's events as the host sends them on autorun: frames (and JSON chunks for events already drained) */
 function batchesOf(file: string): (EventFrame[] | DeviceEvent[])[] {
   const loaded = parseScenarioText(fs.readFileSync(libraryFile(file), 'utf8'), file);
   if (!loaded.ok) throw new Error(loaded.error.message);
-  const ex = new mod!.NativeExecutor({ seed: 1 });
+  const ex = new mod.NativeExecutor({ seed: 1 });
   const out: (EventFrame[] | DeviceEvent[])[] = [];
   const drive: Executor = {
     exec: (c) => ex.execBulk(c),
@@ -56,7 +55,7 @@ function drawn(batches: (EventFrame[] | DeviceEvent[])[], frames: boolean) {
   };
 }
 
-describe.skipIf(!mod)('console ingest of binary event frames', () => {
+describe('console ingest of binary event frames', () => {
   for (const f of ['rc_rdma_write.json', 'rkey_wrong_key_byte.json', 'rc_write_with_packet_loss.json', 'cq_notify_missed_events.json', 'mw_type2_bind_local_inv.json', 'srq_limit_event.json']) {
     it(`${f}: draws the same as from event objects`, () => {
       const batches = batchesOf(f);
@@ -74,10 +73,10 @@ describe.skipIf(!mod)('console ingest of binary event frames', () => {
   });
 });
 
-describe.skipIf(!mod)('a free run\'s sampled frames', () => {
+describe('a free run\'s sampled frames', () => {
   it('a late console skips what its history held by seq, also inside a frame with gaps', async () => {
     // a real sample: the state events of a session plus the newest 5 of a flood (seq has gaps)
-    const ex = new mod!.NativeExecutor({ seed: 1 });
+    const ex = new mod.NativeExecutor({ seed: 1 });
     let frame: EventFrame;
     try {
       const x = (c: unknown) => { const r = ex.execBulk(c as never); if (!r.ok) throw new Error(r.error.message); return r.result as Record<string, number>; };

@@ -7,13 +7,12 @@ import type { Command, DeviceEvent } from '../../../../app/protocol/index.ts';
 import { createConsoleStore } from '../store.ts';
 import { ladderOf } from '../ladder.ts';
 
-type Mod = typeof import('../../../../app/host/executor.ts');
-let mod: Mod | undefined;
-try { mod = await import('../../../../app/host/executor.ts'); new mod.NativeExecutor({ seed: 1 }).close(); } catch { mod = undefined; }
+import { needAddon } from '../../../../app/scenario/testlib.ts';
+const mod = await needAddon('sequence diagram tests');
 
-describe.skipIf(!mod)('sequence diagram of a faulted two-QP run on one device', () => {
+describe('sequence diagram of a faulted two-QP run on one device', () => {
   it('has one lane per QP, arrows in the packet\'s direction, lost packets as themselves, retransmissions marked', () => {
-    const ex = new mod!.NativeExecutor({ seed: 3 });
+    const ex = new mod.NativeExecutor({ seed: 3 });
     const events: DeviceEvent[] = [];
     const run = <T = Record<string, unknown>>(c: Command): T => {
       const r = ex.exec(c);

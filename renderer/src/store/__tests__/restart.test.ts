@@ -13,13 +13,9 @@ import type { HostCore as HostCoreT } from '../../../../app/host/core.ts';
 import type { SendWr } from '../../../../app/protocol/index.ts';
 import { MessagePortTransport } from '../../transport/index.ts';
 import { createConsoleStore, type ConsoleState, type ConsoleStore } from '../store.ts';
+import { needAddon } from '../../../../app/scenario/testlib.ts';
 
-type Mods = { core: typeof import('../../../../app/host/core.ts'); ex: typeof import('../../../../app/host/executor.ts') };
-let mods: Mods | undefined;
-try {
-  mods = { core: await import('../../../../app/host/core.ts'), ex: await import('../../../../app/host/executor.ts') };
-  new mods.ex.NativeExecutor({ seed: 1 }).close();
-} catch { mods = undefined; }
+const mods = { ex: await needAddon('console restart tests'), core: await import('../../../../app/host/core.ts') };
 
 const until = async (what: string, ok: () => boolean, ms = 10_000) => {
   const t0 = Date.now();
@@ -28,7 +24,7 @@ const until = async (what: string, ok: () => boolean, ms = 10_000) => {
 
 /** a host process: HostCore over a fresh native session, journaling in `dir`, serving one console's port */
 function hostOn(dir: string, port: NodePort): HostCoreT {
-  const core = new mods!.core.HostCore(new mods!.ex.NativeExecutor({ seed: 7 }), { sessionDir: dir, defaultDevice: 'rxe' });
+  const core = new mods.core.HostCore(new mods.ex.NativeExecutor({ seed: 7 }), { sessionDir: dir, defaultDevice: 'rxe' });
   port.removeAllListeners('message');
   core.addClient((m) => port.postMessage(portMessage(m)));
   port.on('message', (m) => core.handle(m, (r) => port.postMessage(r)));
@@ -88,7 +84,7 @@ async function sameAs(now: () => unknown, want: unknown) {
 const dirs: string[] = [];
 afterAll(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
 
-describe.skipIf(!mods)('console state across a host restart and a late connect', () => {
+describe('console state across a host restart and a late connect', () => {
   it('equals the state drawn live: objects, keys, QPs, CQs, ring slots, event count', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-restart-')); dirs.push(dir);
     const page = consoleOn();
