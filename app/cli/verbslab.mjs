@@ -84,17 +84,18 @@ async function bench(args) {
   return 0;
 }
 
-// The labs' figures: labs/<id>/bench.ts exporting bench() (one object of keys), run through the addon.
+// The labs' figures: each lab manifest's `bench` module (labs/<id>/index.ts) exporting bench() (one object of keys),
+// run through the addon.
 async function labBenches(build) {
   const out = {};
-  const dir = path.join(root, 'labs');
-  const ids = fs.readdirSync(dir).filter((id) => fs.existsSync(path.join(dir, id, 'bench.ts'))).sort();
-  if (!ids.length) return out;
+  const { LAB_MANIFESTS } = await ts(path.join('labs', 'index.generated.ts'));
+  const benches = LAB_MANIFESTS.filter((m) => m.bench);
+  if (!benches.length) return out;
   try { await build.buildAddon(); } catch (e) { return { labs: { skipped: `addon build failed: ${e.message}` } }; }
-  for (const id of ids) {
+  for (const { id, bench } of benches) {
     // one lab's failure is reported under its id and does not take the other figures with it
     try {
-      const m = await ts(path.join('labs', id, 'bench.ts'));
+      const m = await ts(path.join('labs', id, bench));
       if (typeof m.bench === 'function') Object.assign(out, await m.bench());
     } catch (e) { out[id] = { skipped: `lab ${id} bench failed: ${e.message}` }; }
   }

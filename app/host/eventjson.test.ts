@@ -47,7 +47,7 @@ function eventsOf(file: string, via: 'objects' | 'text' | 'frames'): { events: D
 }
 
 /** a device and a PD created through the bulk path: their events stay in the device for drainEventChunks */
-function makeDeviceAndPd(ex: InstanceType<Mod['NativeExecutor']>) {
+function makeDeviceAndPd(ex: InstanceType<typeof mod.NativeExecutor>) {
   expect(ex.execBulk({ cmd: 'device.create', args: { profile: 'rxe', name: 'x0' } }).ok).toBe(true);
   expect(ex.execBulk({ cmd: 'pd.alloc', args: { device: 1 } } as never).ok).toBe(true);
 }

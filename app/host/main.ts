@@ -19,6 +19,7 @@ import { HostCore } from './core.ts';
 import type { HostExtension } from './core.ts';
 import { NativeExecutor } from './executor.ts';
 import { lockSessionDir } from './journal.ts';
+import { LAB_EXTENSIONS } from '../../labs/extensions.generated.ts';   // the composition root: the labs' agents
 
 export interface HostArgs { sessionDir: string; seed: number; defaultDevice: string | null }
 
@@ -63,16 +64,8 @@ async function extensions(): Promise<HostExtension[]> {
       if (typeof mod.attach === 'function') { out.push(mod as HostExtension); break; }
     }
   }
-  // lab agents: labs/<id>/host.ts exporting attach(core) (e.g. lab cq's explorer and step-by-step replay)
-  const labs = path.resolve(here, '../../labs');
-  for (const id of fs.existsSync(labs) ? fs.readdirSync(labs).sort() : []) {
-    const file = path.join(labs, id, 'host.ts');
-    if (!fs.existsSync(file)) continue;
-    try {
-      const mod = (await import(pathToFileURL(file).href)) as Partial<HostExtension>;
-      if (typeof mod.attach === 'function') out.push(mod as HostExtension);
-    } catch (e) { console.error(`verbslab host: lab agent ${file}: ${(e as Error).message}`); }
-  }
+  // the labs' host extensions, as their manifests declare them (labs/<id>/index.ts `host`)
+  out.push(...LAB_EXTENSIONS);
   return out;
 }
 

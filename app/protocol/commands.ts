@@ -14,7 +14,7 @@ import { engineCommands } from './commands/engine.ts';
 import { scenarioConsoleCommands } from './commands/scenario.ts';
 import { labCommands } from './commands/lab.ts';
 import { attachCommands } from './commands/attach.ts';
-import { LAB_COMMANDS } from '../../labs/commands.ts';   // the commands of the labs (labs/<id>/commands.ts)
+import { LAB_COMMANDS } from './labs.ts';   // the commands of the labs (their manifests, labs/<id>/index.ts)
 
 export { U64 } from './commands/shared.ts';
 

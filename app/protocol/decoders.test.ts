@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BthOpcode } from './bth.ts';
 import { decodePayload, payloadOfPacket, registerDecoder, registeredDecoders, type PayloadDecoder } from './decoders.ts';
-import { decodeNvmeCqe, decodeNvmeSqe } from './decoders/nvme-rdma.ts';
+import { decodeNvmeCqe, decodeNvmeSqe } from '../../labs/nvmf/decoder.ts';
 import type { DeviceEvent } from './messages.ts';
 import { parseScenarioText } from '../scenario/load.ts';
 import { ScenarioRun } from '../scenario/run.ts';

@@ -7,36 +7,10 @@
 // A decoder is a pure function of the payload and the few transport facts given with it; it returns undefined
 // for payloads that are not its protocol's. Decoders are tried in registration order; the first that claims a
 // payload wins. A decoder that throws does not take the caller down: the result names the decoder and the error.
-import { nvmeRdmaDecoder } from './decoders/nvme-rdma.ts';
-import { smbDirectDecoder } from './decoders/smb-direct.ts';
+import { LAB_DECODERS } from './labs.ts';
+import type { DecodedPayload, PayloadDecoder, PayloadInput } from './payload.ts';
 
-export interface PayloadInput {
-  /** BTH opcode of the packet */
-  opcode: number;
-  /** destination QP number (BTH) */
-  destQp: number;
-  /** the message payload: after the transport headers, without pad and ICRC */
-  payload: Uint8Array;
-  /** the upper-layer protocol the caller knows this connection carries (a lab agent does), if any */
-  protocol?: string;
-}
-
-export interface DecodedPayload {
-  /** the id of the decoder that claimed the payload */
-  protocol: string;
-  /** one line, in the style of Wireshark's Info column ("NVMe Write CID 4 NSID 1 SLBA 0 NLB 128") */
-  summary: string;
-  /** the decoded fields (nested records), for a header pane */
-  fields: Record<string, unknown>;
-}
-
-export interface PayloadDecoder {
-  /** short id, also the prefix of its fields in a header pane ("nvme-rdma") */
-  id: string;
-  /** what it decodes, for people ("NVMe over RDMA capsules (NVMe-oF 1.1, RDMA transport)") */
-  title: string;
-  decode(input: PayloadInput): Omit<DecodedPayload, 'protocol'> | undefined;
-}
+export type { DecodedPayload, PayloadDecoder, PayloadInput };
 
 const registry: PayloadDecoder[] = [];
 
@@ -81,6 +55,5 @@ export function payloadOfPacket(pkt: Record<string, unknown>): PayloadInput | un
   return { opcode, destQp: typeof destQp === 'number' ? destQp : 0, payload };
 }
 
-// The decoders this code base ships (labs add theirs with registerDecoder).
-registerDecoder(nvmeRdmaDecoder);
-registerDecoder(smbDirectDecoder);
+// The labs' decoders, as their manifests declare them (labs/<id>/index.ts `decoders`).
+for (const d of LAB_DECODERS) registerDecoder(d);

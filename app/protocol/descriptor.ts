@@ -7,14 +7,20 @@
 // a compile error. This file and app/protocol/commands/* import nothing from Node: the renderer imports them.
 import { z } from 'zod';
 
-/** The kinds of object a handle names (rdma-core's ibv_* objects plus the lab's buffers and devices; lab 4's soft
- *  NVMe function and the RFC's nvme_ctrl attached to an offload SRQ, labs/nvmf/commands.ts). */
-export const OBJECT_KINDS = ['device', 'pd', 'buffer', 'mr', 'mw', 'cq', 'srq', 'qp', 'ah', 'nvme', 'nvmeCtrl'] as const;
-export type HandleKind = (typeof OBJECT_KINDS)[number];
+/** The kinds of object a handle names: rdma-core's ibv_* objects plus the lab's buffers and devices. A lab adds its
+ *  own (lab 4's soft NVMe function and nvme_ctrl) in its manifest (labs/<id>/index.ts `objectKinds`); the composed
+ *  list is OBJECT_KINDS of app/protocol/labs.ts. */
+export const PLATFORM_KINDS = ['device', 'pd', 'buffer', 'mr', 'mw', 'cq', 'srq', 'qp', 'ah'] as const;
+export type PlatformKind = (typeof PLATFORM_KINDS)[number];
+/** Names of the object kinds labs add, declared by each lab's manifest (module augmentation) for the type checker. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface LabObjectKinds {}
+export type HandleKind = PlatformKind | (keyof LabObjectKinds & string);
 
 /** Facts per object kind: the prefix of a recorded name ("mr0") and the fields of its latest result a scenario
  *  reference may name ("$mrA.rkey"). */
-export const KIND_FACTS: Record<HandleKind, { prefix: string; refFields: readonly string[] }> = {
+export interface KindFacts { prefix: string; refFields: readonly string[] }
+export const PLATFORM_KIND_FACTS: Record<PlatformKind, KindFacts> = {
   device: { prefix: 'dev', refFields: ['handle'] },
   pd: { prefix: 'pd', refFields: ['handle'] },
   buffer: { prefix: 'buf', refFields: ['handle', 'addr', 'length'] },
@@ -24,8 +30,6 @@ export const KIND_FACTS: Record<HandleKind, { prefix: string; refFields: readonl
   srq: { prefix: 'srq', refFields: ['handle'] },
   qp: { prefix: 'qp', refFields: ['handle', 'qpNum'] },
   ah: { prefix: 'ah', refFields: ['handle'] },
-  nvme: { prefix: 'nvme', refFields: ['handle', 'bar0'] },
-  nvmeCtrl: { prefix: 'nvmectrl', refFields: ['handle'] },
 };
 
 // ---- handle positions. A command's argument shape asks for `h('pd')`, `h('cq')`, …: the live protocol gets a

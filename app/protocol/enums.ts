@@ -4,7 +4,8 @@
 // The device defines each of these once in native/include/vl (types.h, session.h, names.h); tables.test.ts checks
 // that every table here says the same, name for name and value for value (native/tools/vl_tables.cpp prints them).
 
-function table<const T extends Record<string, number>>(t: T) {
+/** An enum table: its values by name, its names in order, and the name of a value. */
+export function table<const T extends Record<string, number>>(t: T) {
   const byValue = new Map<number, keyof T & string>();
   for (const [k, v] of Object.entries(t)) if (!byValue.has(v)) byValue.set(v, k as keyof T & string);
   return {
@@ -97,18 +98,6 @@ export const Change = table({
 export const TimerReason = table({ ACK_TIMEOUT: 0, RNR_WAIT: 1, RNR_EXPIRED: 2, RETRANSMIT: 3 });
 /** `a` of Fault events. */
 export const FaultKind = table({ LOSS: 0, DUPLICATE: 1, REORDER: 2, DELAY: 3 });
-/** `a` of Offload events: the NVMe-oF target-offload engine's step (native/include/vl/nvmf.h vl::NvmfStep; modelled). */
-export const NvmfStep = table({
-  RECV: 0, PARSE: 1, TO_SOFTWARE: 2, STAGING_ALLOC: 3, STAGING_WAIT: 4, RDMA_READ: 5, RDMA_READ_DONE: 6, ICD_COPY: 7,
-  SQE_WRITE: 8, SQ_DOORBELL: 9, CQE: 10, CQ_DOORBELL: 11, RDMA_WRITE: 12, SEND_RESPONSE: 13, DONE: 14,
-  BEFORE_CONNECT: 15, RDMA_ERROR: 16, BACKEND_TIMEOUT: 17, BACKEND_PCI_ERR: 18, UNSUPPORTED_OP: 19,
-});
-/** `c` of Offload TO_SOFTWARE events: why the device left the capsule to software (vl::NvmfPass). */
-export const NvmfPass = table({
-  NOT_ENABLED: 0, ADMIN_OR_FABRICS: 1, OP_NOT_OFFLOADED: 2, UNKNOWN_NSID: 3, TOO_LARGE: 4, SGL_UNSUPPORTED: 5,
-  BACKEND_DOWN: 6, MALFORMED: 7,
-});
-
 /** OR together a list of flag names from a table. */
 export function flagsOf<T extends Record<string, number>>(t: { values: T }, names: readonly (keyof T)[]): number {
   let v = 0;

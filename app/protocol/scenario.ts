@@ -14,7 +14,8 @@
 import { z } from 'zod';
 import { BthOpcode, type BthOpcodeName } from './bth.ts';
 import { makeCommands, HandleSchema, STEP_COMMANDS, U64, createsOf, networkPhrase } from './commands.ts';
-import { KIND_FACTS, OBJECT_KINDS, handleKindOf, type HandleKind } from './descriptor.ts';
+import { handleKindOf, type HandleKind } from './descriptor.ts';
+import { KIND_FACTS, OBJECT_KINDS } from './labs.ts';
 import { REF_RE } from './ref.ts';
 
 export { REF_RE, parseRef, type Ref } from './ref.ts';

@@ -10,12 +10,12 @@ import { Access } from '../protocol/enums.ts';
 import type { Scenario, Step } from '../protocol/scenario.ts';
 import { CREATES, HANDLE_FIELDS } from '../protocol/scenario.ts';
 import type { StepCommandName } from '../protocol/commands.ts';
-import { sessionC } from '../protocol/commands/session.ts';
-import { deviceC } from '../protocol/commands/device.ts';
-import { memoryC } from '../protocol/commands/memory.ts';
-import { queueC } from '../protocol/commands/queues.ts';
-import { engineC } from '../protocol/commands/engine.ts';
-import { LAB_C_EMITTERS } from '../../labs/commands.ts';   // the labs' step commands
+import { sessionC } from './export-c/session.ts';
+import { deviceC } from './export-c/device.ts';
+import { memoryC } from './export-c/memory.ts';
+import { queueC } from './export-c/queues.ts';
+import { engineC } from './export-c/engine.ts';
+import { LAB_C_EMITTERS } from '../../labs/c.generated.ts';   // the labs' step commands (their manifests' `c`)
 import { C_ERRNO, Emitter, StepCtx, cComment, cString, type CEmit, type Kind, type Obj, type StepEmit } from './export-c/emitter.ts';
 
 export { cComment, cString } from './export-c/emitter.ts';

@@ -16,7 +16,7 @@ import {
 import { field, handleOf, keyEvent, kindKey, qpStateOf, toBig, wcsOf, enumField } from './results.ts';
 import { QpState, WcOpcode, WcStatus } from '../protocol/enums.ts';
 import { isRecorded } from '../protocol/commands.ts';
-import { KIND_FACTS } from '../protocol/descriptor.ts';
+import { KIND_FACTS } from '../protocol/labs.ts';
 import { validateScenario, type LoadError } from './load.ts';
 
 type Kind = Exclude<ObjectKind, 'result'>;

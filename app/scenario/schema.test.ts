@@ -8,6 +8,7 @@ import { SCHEMA_FILE, schemaText } from './schema-file.ts';
 import { sha256Hex, Sha256 } from './sha256.ts';
 import { libraryFiles } from './library.ts';
 import { HANDLE_FIELDS, ScenarioCommands, Scenario } from '../protocol/scenario.ts';
+import { LAB_HANDLE_FIELDS } from '../protocol/labs.ts';
 import { COMMAND_NAMES } from '../protocol/index.ts';
 import { SCENARIO_COMMANDS } from '../protocol/scenario.ts';
 
@@ -23,10 +24,11 @@ describe('scenario JSON Schema', () => {
   });
   it('HANDLE_FIELDS is learned from the descriptors\' handle positions, each field naming one kind', () => {
     // the handle positions of the command schemas, as rdma-core's verbs name them (a kind per field name)
+    // the platform's, then what each lab's manifest declares (labs/<id>/index.ts handleFields)
     expect(HANDLE_FIELDS).toEqual({
       device: 'device', destDevice: 'device', pd: 'pd', buffer: 'buffer', mr: 'mr', bindMr: 'mr', regMr: 'mr',
-      mw: 'mw', cq: 'cq', sendCq: 'cq', recvCq: 'cq', srq: 'srq', qp: 'qp', peer: 'qp', ah: 'ah', nvme: 'nvme', nvmeCtrl: 'nvmeCtrl',
-      targetDevice: 'device', hostDevice: 'device',   // lab 4's nvmf.setup
+      mw: 'mw', cq: 'cq', sendCq: 'cq', recvCq: 'cq', srq: 'srq', qp: 'qp', peer: 'qp', ah: 'ah',
+      ...LAB_HANDLE_FIELDS,
     });
     // and a handle position takes a name or a handle, never a reference
     const qp = ScenarioCommands.list.find((c) => c.shape.cmd.value === 'qp.create')!;

@@ -4,7 +4,6 @@
 // deterministically. (The offload verbs of the device are the `nvme` branch's labs/nvmf/commands.ts.) Browser-safe.
 import { z } from 'zod';
 import { command } from '../../app/protocol/descriptor.ts';
-import type { CExport } from '../../app/scenario/export-c/emitter.ts';
 
 const U16 = z.number().int().min(0).max(0xffff);
 const Nqn = z.string().min(1).max(223);
@@ -130,17 +129,4 @@ export const nvmfAgentCommands = {
   }),
   /** the agents' state: controller registers, queues, counters, the last flow rows */
   'nvmf.state': command({ readOnly: true, args: () => ({ rows: z.number().int().min(0).max(4096).default(512) }), result: StateOut }),
-};
-
-const lab = 'lab 4 (labs/nvmf): ';
-export const nvmfAgentC: CExport<typeof nvmfAgentCommands> = {
-  'nvmf.setup': ({ soft }) => soft(`${lab}nvmf.setup starts the lab's NVMe-oF software target and host driver; a program would run nvmet / nvme-rdma or SPDK`),
-  'nvmf.queue': ({ soft }) => soft(`${lab}nvmf.queue is rdma_connect / rdma_accept with the NVMe/RDMA private data (librdmacm)`),
-  'nvmf.connect': ({ soft }) => soft(`${lab}nvmf.connect sends a Fabrics Connect capsule (nvme connect -t rdma)`),
-  'nvmf.admin': ({ soft }) => soft(`${lab}nvmf.admin sends an admin capsule on queue 0`),
-  'nvmf.io': ({ soft }) => soft(`${lab}nvmf.io sends NVMe I/O capsules and checks the data`),
-  'nvmf.offload': ({ soft }) => soft(`${lab}nvmf.offload sets up the target offload (ibv_create_srq_ex NVMF, ibv_srq_create_nvme_ctrl, ibv_map_nvmf_nsid) behind the lab's software target`),
-  'nvmf.offload_enable': ({ soft }) => soft(`${lab}nvmf.offload_enable is ibv_qp_set_nvmf on the target QP of a queue`),
-  'nvmf.offload_fault': ({ soft }) => soft(`${lab}nvmf.offload_fault injects a fault into the backend SSD`),
-  'nvmf.state': ({ soft }) => soft(`${lab}nvmf.state reads the agents' state`),
 };

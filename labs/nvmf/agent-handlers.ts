@@ -1,12 +1,13 @@
 // The device executor's handlers of lab 4's agent commands (agent-commands.ts), over the agents of agent.ts.
 import type { ResultOf } from '../../app/protocol/index.ts';
-import { fail, ok, type Handlers, type Outcome } from '../../app/host/commands/handler.ts';
+import { fail, ok, type Outcome } from '../../app/host/commands/outcome.ts';
+import type { LabHandlers } from '../../app/host/lab-context.ts';
 import type { nvmfAgentCommands } from './agent-commands.ts';
 import { nvmfAgent, type Out } from './agent.ts';
 
 function answer<T>(r: Out<T>): Outcome<T> { return r.ok ? ok(r.result) : fail(r.error.code, r.error.message, r.error.field); }
 
-export const nvmfAgentHandlers: Handlers<typeof nvmfAgentCommands> = {
+export const nvmfAgentHandlers: LabHandlers<typeof nvmfAgentCommands> = {
   'nvmf.setup': (x, a) => answer<ResultOf<'nvmf.setup'>>(nvmfAgent.setup(x, a)),
   'nvmf.queue': (x, a) => answer<ResultOf<'nvmf.queue'>>(nvmfAgent.queue(x, a)),
   'nvmf.connect': (x, a) => answer<ResultOf<'nvmf.connect'>>(nvmfAgent.connect(x, a)),

@@ -1,7 +1,7 @@
 // Lab 4's agents per device session: the nvmf.* commands (agent-commands.ts) run here, against the fabric of the
 // executor's current native session (a session.reset starts a new one, so the agents start over with it).
 import type { ResultOf } from '../../app/protocol/index.ts';
-import type { NativeExecutor } from '../../app/host/executor.ts';
+import type { LabContext } from '../../app/host/lab-context.ts';
 import type { NativeSession } from '../../app/host/native.ts';
 import { DEFAULT_FABRIC, FabricError, NvmfFabric } from './fabric.ts';
 import { attachOffload, enableOffload, offloadFault, OffloadError, watchDevice } from './offload.ts';
@@ -14,7 +14,7 @@ export type Out<T> = { ok: true; result: T } | { ok: false; error: { code: strin
 const fail = (code: string, message: string, field?: string): Out<never> => ({ ok: false, error: { code, message, ...(field ? { field } : {}) } });
 
 /** the session's fabric, for the bench and headless runs */
-export function fabricOf(x: NativeExecutor): NvmfFabric | undefined { return fabrics.get(x.s); }
+export function fabricOf(x: LabContext): NvmfFabric | undefined { return fabrics.get(x.s); }
 
 function guard<T>(fn: () => Out<T>): Out<T> {
   try { return fn(); } catch (e) {
@@ -23,7 +23,7 @@ function guard<T>(fn: () => Out<T>): Out<T> {
   }
 }
 
-function need(x: NativeExecutor): NvmfFabric {
+function need(x: LabContext): NvmfFabric {
   const f = fabrics.get(x.s);
   if (!f) throw new FabricError('ENOENT', 'no NVMe-oF setup in this session (run nvmf.setup first)');
   return f;
@@ -70,7 +70,7 @@ function stagesSince(now: Record<string, number>, before: Record<string, number>
 }
 
 export const nvmfAgent = {
-  setup(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.setup'>): Out<ResultOf<'nvmf.setup'>> {
+  setup(x: LabContext, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.setup'>): Out<ResultOf<'nvmf.setup'>> {
     return guard(() => {
       if (fabrics.has(x.s)) return fail('EEXIST', 'nvmf: this session already has an NVMe-oF setup (session.reset for a new one)');
       if (a.targetDevice === a.hostDevice) return fail('EINVAL', 'nvmf.setup: the target and the host are two devices', 'args.hostDevice');
@@ -85,7 +85,7 @@ export const nvmfAgent = {
     });
   },
 
-  queue(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.queue'>): Out<ResultOf<'nvmf.queue'>> {
+  queue(x: LabContext, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.queue'>): Out<ResultOf<'nvmf.queue'>> {
     return guard(() => {
       const f = need(x);
       const depth = a.hrqsize ?? (a.qid === 0 ? 32 : f.cfg.queueDepth);
@@ -96,7 +96,7 @@ export const nvmfAgent = {
     });
   },
 
-  connect(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.connect'>): Out<ResultOf<'nvmf.connect'>> {
+  connect(x: LabContext, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.connect'>): Out<ResultOf<'nvmf.connect'>> {
     return guard(() => {
       const f = need(x);
       const p = f.pairs.get(a.qid);
@@ -108,7 +108,7 @@ export const nvmfAgent = {
     });
   },
 
-  admin(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.admin'>): Out<ResultOf<'nvmf.admin'>> {
+  admin(x: LabContext, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.admin'>): Out<ResultOf<'nvmf.admin'>> {
     return guard(() => {
       const f = need(x);
       if (!f.pairs.has(0)) return fail('ENOENT', 'nvmf.admin: no admin queue (nvmf.queue qid 0, then nvmf.connect)', 'args.op');
@@ -127,7 +127,7 @@ export const nvmfAgent = {
     });
   },
 
-  io(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.io'>): Out<ResultOf<'nvmf.io'>> {
+  io(x: LabContext, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.io'>): Out<ResultOf<'nvmf.io'>> {
     return guard(() => {
       const f = need(x);
       const p = f.pairs.get(a.qid);
@@ -166,7 +166,7 @@ export const nvmfAgent = {
     });
   },
 
-  offload(x: NativeExecutor, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.offload'>): Out<ResultOf<'nvmf.offload'>> {
+  offload(x: LabContext, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.offload'>): Out<ResultOf<'nvmf.offload'>> {
     return guard(() => {
       const f = need(x);
       const again = !!f.offload;
@@ -176,7 +176,7 @@ export const nvmfAgent = {
     });
   },
 
-  offloadEnable(x: NativeExecutor, a: { qid: number }): Out<ResultOf<'nvmf.offload_enable'>> {
+  offloadEnable(x: LabContext, a: { qid: number }): Out<ResultOf<'nvmf.offload_enable'>> {
     return guard(() => {
       const f = need(x);
       const p = f.pairs.get(a.qid);
@@ -188,7 +188,7 @@ export const nvmfAgent = {
     });
   },
 
-  offloadFault(x: NativeExecutor, a: { fault: 'timeout' | 'pci-error' }): Out<ResultOf<'nvmf.offload_fault'>> {
+  offloadFault(x: LabContext, a: { fault: 'timeout' | 'pci-error' }): Out<ResultOf<'nvmf.offload_fault'>> {
     return guard(() => {
       const f = need(x);
       if (!f.offload) return fail('ENOENT', 'nvmf.offload_fault: no offload backend (nvmf.offload first)', 'args.fault');
@@ -198,7 +198,7 @@ export const nvmfAgent = {
     });
   },
 
-  state(x: NativeExecutor, a: { rows: number }): Out<ResultOf<'nvmf.state'>> {
+  state(x: LabContext, a: { rows: number }): Out<ResultOf<'nvmf.state'>> {
     return guard(() => ({ ok: true, result: state(need(x), a.rows) }));
   },
 };

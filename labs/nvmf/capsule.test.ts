@@ -6,7 +6,7 @@ import {
   propertySetSqe, rwSqe,
 } from './capsule.ts';
 import { payloadOf, roceFrames } from './fixture.ts';
-import { decodeNvmeSqe } from '../../app/protocol/decoders/nvme-rdma.ts';
+import { decodeNvmeSqe } from './decoder.ts';
 import { Prop } from './spec.ts';
 
 const f = roceFrames();

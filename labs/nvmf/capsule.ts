@@ -1,7 +1,7 @@
 // NVMe/RDMA capsules byte for byte (NVMe base spec "Submission Queue Entry" / "Completion Queue Entry"; NVMe-oF 1.1
 // "Capsules", the Fabrics commands and the RDMA transport binding; Linux include/linux/nvme.h structs). The
 // initiator builds command capsules and reads response capsules here; the target parses command capsules and
-// builds responses here. Naming for people is the payload decoder's job (app/protocol/decoders/nvme-rdma.ts).
+// builds responses here. Naming for people is the payload decoder's job (labs/nvmf/decoder.ts).
 import { ConnectData, ConnectSqe, FABRICS_OPC, Fctype, PSDT_SGL, SglId } from './spec.ts';
 
 export const SQE_LEN = 64;

@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { command, RHandle, RU64 } from '../../app/protocol/descriptor.ts';
 import { Addr, Len } from '../../app/protocol/commands/shared.ts';
-import type { CExport } from '../../app/scenario/export-c/emitter.ts';
 
 /** The RFC stub's offload-op encodings (WRITE 1, READ 2, FLUSH 4 as a bitmask; vl::NvmfOffloadOp). */
 export const NVMF_OFFLOAD_OPS = { WRITE: 1, READ: 2, READ_WRITE: 3, READ_WRITE_FLUSH: 7 } as const;
@@ -120,26 +119,4 @@ export const nvmfCommands = {
     result: z.object({ nvme: RHandle, nsid: z.number(), hex: z.string() }),
   }),
   'nvme.snapshot': command({ ...ro, args: (h) => ({ nvme: h('nvme') }), result: NvmeSnapshotOut }),
-};
-
-const none = 'NVMe-oF target offload (labs/nvmf): ';
-const rfc = `${none}the RFC's offload verbs never reached upstream libibverbs (MLNX_OFED shipped them as mlx5dv_*); the program cannot do this`;
-const soft = `${none}the soft NVMe function exists only on the software device`;
-export const nvmfC: CExport<typeof nvmfCommands> = {
-  'nvmf.caps': ({ soft: s }) => s(rfc),
-  'nvmf.srq_create': ({ soft: s }) => s(rfc),
-  'nvmf.ctrl_create': ({ soft: s }) => s(rfc),
-  'nvmf.ctrl_remove': ({ soft: s }) => s(rfc),
-  'nvmf.map_nsid': ({ soft: s }) => s(rfc),
-  'nvmf.unmap_nsid': ({ soft: s }) => s(rfc),
-  'nvmf.qp_enable': ({ soft: s }) => s(rfc),
-  'nvmf.snapshot': ({ soft: s }) => s(rfc),
-  'nvme.create': ({ soft: s }) => s(soft),
-  'nvme.add_namespace': ({ soft: s }) => s(soft),
-  'nvme.p2p_queue': ({ soft: s }) => s(soft),
-  'nvme.set_ready': ({ soft: s }) => s(soft),
-  'nvme.inject_timeout': ({ soft: s }) => s(soft),
-  'nvme.pci_error': ({ soft: s }) => s(soft),
-  'nvme.peek': ({ soft: s }) => s(soft),
-  'nvme.snapshot': ({ soft: s }) => s(soft),
 };

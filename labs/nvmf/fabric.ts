@@ -2,7 +2,7 @@
 // one step at a time and lets both agents poll their CQ and act between steps (deterministic: same seed, same
 // commands, same packets). A queue is an RC QP pair; the RDMA CM exchange that sets it up is computed by cm.ts
 // (the private data both sides would carry) while the QPs are connected by the device's qp.connect.
-import type { NativeExecutor } from '../../app/host/executor.ts';
+import type { LabContext } from '../../app/host/lab-context.ts';
 import { CmActive, CmPassive, type CmPath } from './cm-agent.ts';
 import { CmWire } from './cm-wire.ts';
 import { FlowLog } from './flow.ts';
@@ -18,7 +18,7 @@ export const DEFAULT_FABRIC: FabricConfig = { ...DEFAULT_TARGET, lbaSize: 512, b
 export interface QueuePair { qid: number; host: HostQueue; target: TargetQueue; cm: { active: CmActive; passive: CmPassive; messages: string[] } }
 
 /** a device's CM identity: node GUID, the IPv4 address of its IPv4-mapped RoCEv2 GID */
-function pathOf(x: NativeExecutor, dev: number, qpn: number, port: number): CmPath {
+function pathOf(x: LabContext, dev: number, qpn: number, port: number): CmPath {
   const d = x.deviceInfo(dev)!;
   const g = d.gids.find((y) => y.gid.startsWith('0000:0000:0000:0000:0000:ffff:'))?.gid.slice(30).replace(':', '') ?? '00000000';
   const ip = [0, 2, 4, 6].map((i) => parseInt(g.slice(i, i + 2), 16)).join('.');
@@ -39,7 +39,7 @@ export class NvmfFabric {
   /** the device's offload steps seen so far (watchDevice), by "qid:STEP" (qid -1: events on the SRQ) */
   readonly deviceCounts: Record<string, number> = {};
 
-  constructor(readonly x: NativeExecutor, readonly targetDev: number, readonly hostDev: number, readonly cfg: FabricConfig) {
+  constructor(readonly x: LabContext, readonly targetDev: number, readonly hostDev: number, readonly cfg: FabricConfig) {
     const s = x.s;
     this.flow = new FlowLog(() => Number(s.now_ns()));
     this.ns = new MemNamespace(cfg.nsid, cfg.lbaSize, cfg.blocks);

@@ -1,7 +1,8 @@
 // The device executor's handlers of lab 4's offload commands (labs/nvmf/commands.ts), over the addon's
 // session.nvmf_* / session.nvme_* methods (native/addon/nvmf.cpp).
-import { ok, res, st, type Handlers } from '../../app/host/commands/handler.ts';
-import type { NativeExecutor } from '../../app/host/executor.ts';
+import { ok, res, st } from '../../app/host/commands/outcome.ts';
+import type { LabContext, LabHandlers } from '../../app/host/lab-context.ts';
+import { nvmfAgentHandlers } from './agent-handlers.ts';
 import type { NResult, NStatus } from '../../app/host/native.ts';
 import { NVME_ONCS, NVMF_OFFLOAD_OPS, type nvmfCommands } from './commands.ts';
 
@@ -26,9 +27,9 @@ export interface NvmfNative {
   nvme_set_namespace_ready(nvme: number, nsid: number, ready: boolean): NStatus;
   nvme_snapshot(nvme: number): NResult<never>;
 }
-const nv = (x: NativeExecutor) => x.s as unknown as NvmfNative;
+const nv = (x: LabContext) => x.s as unknown as NvmfNative;
 
-export const nvmfHandlers: Handlers<typeof nvmfCommands> = {
+const nvmfHandlers: LabHandlers<typeof nvmfCommands> = {
   'nvmf.caps': (x, a) => res(nv(x).nvmf_query_caps(a.device), (v) => v),
   'nvmf.srq_create': (x, a) => res(nv(x).nvmf_create_srq(a.pd, a.maxWr, a.maxSge, {
     offloadOps: NVMF_OFFLOAD_OPS[a.offloadOps], maxNamespaces: a.maxNamespaces, nvmeLogPageSz: a.nvmeLogPageSz, ioccsz: a.ioccsz,
@@ -64,3 +65,5 @@ export const nvmfHandlers: Handlers<typeof nvmfCommands> = {
   'nvme.snapshot': (x, a) => res(nv(x).nvme_snapshot(a.nvme), (v) => v),
 };
 
+/** The manifest's `handlers` (index.ts): the offload verbs here, the agents' commands in agent-handlers.ts. */
+export const handlers = { ...nvmfHandlers, ...nvmfAgentHandlers };

@@ -5,7 +5,7 @@
 // answered by software.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createExecutor, type NativeExecutor } from '../../app/host/executor.ts';
-import { NvmfStep } from '../../app/protocol/enums.ts';
+import { NvmfStep } from './enums.ts';
 import { DEFAULT_FABRIC, NvmfFabric } from './fabric.ts';
 import { attachOffload, enableOffload, offloadFault, watchDevice, type OffloadBackend } from './offload.ts';
 import { CC, Cns, Prop } from './spec.ts';

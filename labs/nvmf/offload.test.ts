@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { NativeExecutor } from '../../app/host/executor.ts';
 import { resultSchema, type Command, type CommandName, type DeviceEvent } from '../../app/protocol/index.ts';
-import { NvmfStep } from '../../app/protocol/enums.ts';
+import { NvmfStep } from './enums.ts';
 
 const canon = (v: unknown): string => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
 const open: NativeExecutor[] = [];

@@ -4,7 +4,7 @@
 // afterwards receives from the SRQ; once a queue's Connect is done the target enables offload on its QP
 // (ibv_qp_set_nvmf after CONNECT) and the device serves its READ / WRITE / FLUSH capsules itself, while what it does not
 // offload (Connect, admin, Fabrics) still reaches the software target as ordinary RECV completions.
-import { NvmfPass, NvmfStep } from '../../app/protocol/enums.ts';
+import { NvmfPass, NvmfStep } from './enums.ts';
 import type { Command, DeviceEvent } from '../../app/protocol/index.ts';
 import type { FlowRow } from './flow.ts';
 import type { NvmfFabric } from './fabric.ts';

@@ -1,6 +1,6 @@
 // Lab 4's NVMe / NVMe-oF facts as numbers, one table per kind (NVM Express base spec; NVMe-oF 1.1 and its RDMA
 // transport binding; Linux include/linux/nvme.h uses the same names and values). The payload decoder
-// (app/protocol/decoders/nvme-rdma.ts) names opcodes for people; these tables are what the agents build and check.
+// (labs/nvmf/decoder.ts) names opcodes for people; these tables are what the agents build and check.
 // Browser-safe: the panel reads them too.
 
 /** Admin command opcodes (NVMe base spec, "Opcodes for Admin Commands"; nvme.h enum nvme_admin_opcode). */

@@ -1,6 +1,7 @@
 // The device executor's handlers of the SG lab's commands (labs/sg/commands.ts), over the executor's addon.
 import type { ResultOf } from '../../app/protocol/index.ts';
-import { fail, ok, type Handlers, type Outcome } from '../../app/host/commands/handler.ts';
+import { fail, ok, type Outcome } from '../../app/host/commands/outcome.ts';
+import type { LabHandlers } from '../../app/host/lab-context.ts';
 import type { sgCommands } from './commands.ts';
 import { handleSg, type SgCommandName } from './agent.ts';
 
@@ -8,7 +9,8 @@ function answer<N extends SgCommandName>(r: ReturnType<typeof handleSg>): Outcom
   return r.ok ? ok(r.result as ResultOf<N>) : fail(r.error.code, r.error.message);
 }
 
-export const sgHandlers: Handlers<typeof sgCommands> = {
+/** The manifest's `handlers` (index.ts). */
+export const handlers: LabHandlers<typeof sgCommands> = {
   'sg.generate': (x, a) => answer<'sg.generate'>(handleSg(x.addon, 'sg.generate', a)),
   'sg.check': (x, a) => answer<'sg.check'>(handleSg(x.addon, 'sg.check', a)),
   'sg.run': (x, a) => answer<'sg.run'>(handleSg(x.addon, 'sg.run', a)),

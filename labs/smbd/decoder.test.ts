@@ -1,4 +1,4 @@
-// The SMB Direct payload decoder (app/protocol/decoders/smb-direct.ts) through the registry: the 4.1 example
+// The SMB Direct payload decoder (labs/smbd/decoder.ts) through the registry: the 4.1 example
 // messages, data transfer headers, and payloads it must leave alone.
 import { describe, expect, it } from 'vitest';
 import { decodePayload } from '../../app/protocol/decoders.ts';

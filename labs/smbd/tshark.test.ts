@@ -1,7 +1,7 @@
 // The lab's pcap, read by an independent implementation: tshark's own smb_direct dissector (its heuristic on
 // InfiniBand payloads, enabled by default) decodes the negotiate request and response and the data messages with
 // the fields the lab put there, the SMB2 READ response after them is SMB2, every RoCEv2 ICRC is good
-// (native/tests/tshark/icrc_check.lua), and the console's decoder (app/protocol/decoders/smb-direct.ts) reads
+// (native/tests/tshark/icrc_check.lua), and the console's decoder (labs/smbd/decoder.ts) reads
 // the same frames the same way. Needs tshark (a Debian test dependency npm test installs): fails without it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -6,7 +6,7 @@ import { deviceHandlers } from './device.ts';
 import { memoryHandlers } from './memory.ts';
 import { queueHandlers } from './queues.ts';
 import { engineHandlers } from './engine.ts';
-import { LAB_HANDLERS } from '../../../labs/handlers.ts';   // the labs' commands the device executor answers
+import { LAB_HANDLERS } from '../../../labs/handlers.generated.ts';   // the labs' device commands (their manifests' `handlers`)
 
 export const HANDLERS: { [N in DeviceCommandName]: Handler<N> } = {
   ...sessionHandlers, ...deviceHandlers, ...memoryHandlers, ...queueHandlers, ...engineHandlers, ...LAB_HANDLERS,

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { command, RHandle } from '../descriptor.ts';
 import { IfName, IpLiteral, UdpPort } from '../net.ts';
 import { BackendOut, DeviceOut, InterfaceOut, NetOut, ProfileOut } from './shared.ts';
-import { type CExport } from '../../scenario/export-c/emitter.ts';
 
 export const deviceCommands = {
   'device.list': command({
@@ -39,21 +38,4 @@ export const deviceCommands = {
     result: z.object({ device: RHandle, realTime: z.boolean() }),
     network: () => 'takes a device off a real network',
   }),
-};
-
-// ---- C export: each command as libibverbs calls (app/scenario/export-c.ts writes the program around them)
-export const deviceC: CExport<typeof deviceCommands> = {
-  'device.list': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
-  'device.create': ({ n, a, B, what, newObj }) => {
-    const o = newObj('device');
-    B(`${o.c} = open_device();`);
-    B(`CHECK(${n}, ${o.c} != NULL, ${what(`open a device (software profile ${String(a.profile)})`)});`);
-  },
-  'device.destroy': ({ a, ctx, intCall }) => { intCall(`ibv_close_device(${ctx.h(a.device, 'device')})`, 'ibv_close_device', true); },
-  'device.attachNet': ({ a, soft }) => {
-    soft('device.attachNet: the exported program runs on the host\'s own RDMA device; putting a software device on the network has no libibverbs step');
-  },
-  'device.detachNet': ({ soft }) => {
-    soft('device.detachNet: the exported program runs on the host\'s own RDMA device; nothing to take off the network');
-  },
 };

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { command, RU64 } from '../descriptor.ts';
 import { AutorunOut, TrafficOut } from './session.ts';
 import type { Shared } from './shared.ts';
-import { type CExport } from '../../scenario/export-c/emitter.ts';
 
 const Faults = {
   loss: z.number().min(0).max(1).default(0), duplicate: z.number().min(0).max(1).default(0),
@@ -35,21 +34,4 @@ export const engineCommands = {
     args: () => ({ on: z.boolean(), stepsPerSecond: z.number().int().min(1).max(1_000_000_000).default(1000), free: z.boolean().default(false) }),
     result: z.object({ autorun: AutorunOut }),
   }),
-};
-
-// ---- C export: each command as libibverbs calls (app/scenario/export-c.ts writes the program around them)
-export const engineC: CExport<typeof engineCommands> = {
-  'engine.step': ({ st, a, soft }) => {
-    soft(`${st.cmd}: the software device's engine advances virtual time here; a real device runs by itself (the next poll waits for completions)`);
-  },
-  'engine.run': ({ st, a, soft }) => {
-    soft(`${st.cmd}: the software device's engine advances virtual time here; a real device runs by itself (the next poll waits for completions)`);
-  },
-  'engine.traffic': ({ st, soft }) => {
-    soft(`${st.cmd}: the software device's load generator (poll the CQ, post the same WRs again while the send queue has room); on libibverbs that is your own loop around ibv_poll_cq and ibv_post_send, as in perftest's ib_write_bw`);
-  },
-  'engine.faults': ({ a, soft }) => {
-    soft(`engine.faults ${JSON.stringify(a)}: fault injection on the software wire; not available on real hardware`);
-  },
-  'engine.autorun': ({ a, soft }) => { soft('engine.autorun: software engine timer; a real device runs by itself'); },
 };

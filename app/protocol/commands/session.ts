@@ -4,7 +4,6 @@ import { command, RHandle, RU64 } from '../descriptor.ts';
 import { DeviceEvent } from '../event.ts';
 import { Command } from '../commands.ts';
 import { BackendOut, MrOut, MwOut, PcapOut } from './shared.ts';
-import { type CExport } from '../../scenario/export-c/emitter.ts';
 
 /** a journal entry's command (typed loosely here: the Command union is built from this table) */
 const JournalCommand: z.ZodType<{ cmd: string; args: Record<string, unknown> }> = z.lazy(() => Command as unknown as z.ZodType<{ cmd: string; args: Record<string, unknown> }>);
@@ -58,13 +57,4 @@ export const sessionCommands = {
     result: z.object({ first: z.number(), count: z.number(), events: z.array(z.lazy(() => DeviceEvent)) }),
     readOnly: true, recorded: false, answeredBy: 'host',
   }),
-};
-
-// ---- C export: each command as libibverbs calls (app/scenario/export-c.ts writes the program around them)
-export const sessionC: CExport<typeof sessionCommands> = {
-  'session.info': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
-  'session.reset': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
-  'pcap.get': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
-  'journal.get': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
-  'events.recent': ({ st, a, soft }) => { soft(`${st.cmd}: a console/session command; nothing to do on libibverbs`); },
 };

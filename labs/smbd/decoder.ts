@@ -9,12 +9,12 @@
 // message length (whole in this packet, or more packets to come). With input.protocol 'smb-direct' (the lab's
 // agent knows the connection) a shorter header check suffices. Wireshark's smb_direct dissector likewise
 // needs either the RDMA CM exchange or its heuristic on InfiniBand payloads.
-import { startsSend } from '../bth.ts';
-import type { PayloadDecoder, PayloadInput } from '../decoders.ts';
+import { startsSend } from '../../app/protocol/bth.ts';
+import type { PayloadDecoder, PayloadInput } from '../../app/protocol/payload.ts';
 import {
   DATA_MIN_HDR_SIZE, DATA_OFFSET, FLAG_RESPONSE_REQUESTED, NEGOTIATE_REQUEST_SIZE, NEGOTIATE_RESPONSE_SIZE, SMBDIRECT_V1,
   decodeDataTransfer, decodeNegotiateRequest, decodeNegotiateResponse,
-} from '../../../labs/smbd/pdu.ts';
+} from './pdu.ts';
 
 function decode(input: PayloadInput) {
   const b = input.payload;

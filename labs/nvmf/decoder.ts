@@ -10,8 +10,8 @@
 // response capsule is decoded only when the caller says the connection is NVMe/RDMA (input.protocol
 // 'nvme-rdma'); Wireshark needs the RDMA CM exchange for the same reason. Admin and I/O opcodes share values: the
 // protocol 'nvme-rdma/admin' or 'nvme-rdma/io' names the queue; without it an ambiguous opcode is named both ways.
-import { startsSend } from '../bth.ts';
-import type { PayloadDecoder, PayloadInput } from '../decoders.ts';
+import { startsSend } from '../../app/protocol/bth.ts';
+import type { PayloadDecoder, PayloadInput } from '../../app/protocol/payload.ts';
 
 // NVMe base spec, "Opcodes for Admin Commands" / NVM command set "Opcodes for NVM Commands"
 const ADMIN: Record<number, string> = {
