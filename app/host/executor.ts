@@ -65,6 +65,16 @@ export class NativeExecutor implements Executor {
 
   get native(): NativeSession { return this.s; }
 
+  private labStates = new WeakMap<NativeSession, Map<string, unknown>>();
+  /** A lab agent's state for the current session (LabContext.labState): it goes with the session, so session.reset
+   *  starts the lab's agents over, and no lab keeps state at module level. */
+  labState<T>(lab: string, make: () => T): T {
+    let m = this.labStates.get(this.s);
+    if (!m) this.labStates.set(this.s, (m = new Map()));
+    if (!m.has(lab)) m.set(lab, make());
+    return m.get(lab) as T;
+  }
+
   private realCache: ReturnType<typeof realDevices> | null = null;
   /** Real devices, enumerated once per executor (they do not change during a lab session). */
   get real(): ReturnType<typeof realDevices> {

@@ -19,6 +19,8 @@ export interface LabContext {
   deviceInfo(h: number): NDevice | undefined;
   /** the device's events not yet sent to the console (a lab agent reads its engine's steps here) */
   pendingEvents(): readonly DeviceEvent[];
+  /** the lab's agent state for the current session, made on first use (a session.reset starts it over) */
+  labState<T>(lab: string, make: () => T): T;
 }
 
 /** A lab command's parsed arguments, from the lab's own descriptor table. */

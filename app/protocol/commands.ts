@@ -35,6 +35,8 @@ export type Command = { [N in CommandName]: { cmd: N; args: z.output<z.ZodObject
 /** A command as a client may send it (defaults may be left out). */
 export type CommandInput = { [N in CommandName]: { cmd: N; args: z.input<z.ZodObject<ArgsShape<N>, z.core.$strict>> } }[CommandName];
 export type CommandArgs<N extends CommandName> = Extract<Command, { cmd: N }>['args'];
+/** A command's arguments as a client may send them (defaults may be left out); stays generic in N. */
+export type CommandArgsIn<N extends CommandName> = z.input<z.ZodObject<ArgsShape<N>, z.core.$strict>>;
 /** The result of a successful command (typed end to end: the host's handler returns exactly this). */
 export type ResultOf<N extends CommandName> = z.output<Table[N]['result']>;
 /** The result schema of a command (to check a reply at run time). */

@@ -6,11 +6,11 @@
 // The default export registers the lab's tab (renderer/src/panels/labs.ts): explore a variant (lab.cq.explore), then
 // replay a seed in the console's own session (lab.cq.start / lab.cq.step: the Queues panel shows the CQ and the QPs
 // at every step, the Events panel the device's events).
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import type { ResultOf } from '../../app/protocol/index.ts';
 import { ErrorMessage } from '../../renderer/src/components/ui.tsx';
 import type { PanelDef } from '../../renderer/src/panels/registry.ts';
-import { useConsoleStore } from '../../renderer/src/store/context.tsx';
+import { useConsole } from '../../renderer/src/store/context.tsx';
 import type { RunResult, TraceStep } from './explorer.ts';
 
 export interface CqRunPanelProps {
@@ -94,14 +94,12 @@ export function CqRunPanel({ run, at, onStep, more = false, window = 12 }: CqRun
 }
 
 type Explored = ResultOf<'lab.cq.explore'>;
-type Replay = ResultOf<'lab.cq.step'>;
 const VARIANT_NAMES = ['report-missed', 'never-reports', 'irq-lock', 'no-repoll'] as const;
 type VariantName = (typeof VARIANT_NAMES)[number];
 
 /** The lab's tab: explore, then replay step by step in the console's session. */
 export function CqLabPanel() {
-  const store = useConsoleStore();
-  const exec = useCallback(<T,>(form: string, command: unknown) => store.getState().exec(form, command).then((r) => (r ? (r.result as T) : null)), [store]);
+  const cmd = useConsole((s) => s.run);   // typed by the command's result schema (ResultOf<N>)
   const [variant, setVariant] = useState<VariantName>('report-missed');
   const [seed, setSeed] = useState(1);
   const [explored, setExplored] = useState<Explored | null>(null);
@@ -109,9 +107,9 @@ export function CqLabPanel() {
   const [at, setAt] = useState(0);
   const [finished, setFinished] = useState(false);
 
-  const explore = async () => setExplored(await exec<Explored>('lab.cq.explore', { cmd: 'lab.cq.explore', args: { variant, seeds: 200, from: 1 } }));
+  const explore = async () => setExplored(await cmd('lab.cq.explore', 'lab.cq.explore', { variant, seeds: 200, from: 1 }));
   const start = async (s = seed) => {
-    const r = await exec<Replay>('lab.cq.start', { cmd: 'lab.cq.start', args: { variant, seed: s } });
+    const r = await cmd('lab.cq.start', 'lab.cq.start', { variant, seed: s });
     if (r) { setRun({ ...r.result, trace: [] }); setAt(0); setSeed(s); setFinished(r.finished); }
   };
   /** shows step `n`, asking the agent for the steps not yet taken (a step taken is never redone: the device moved) */
@@ -119,7 +117,7 @@ export function CqLabPanel() {
     if (!run) return;
     const have = run.trace!.length;
     if (n > have && !finished) {
-      const r = await exec<Replay>('lab.cq.step', { cmd: 'lab.cq.step', args: { count: n - have } });
+      const r = await cmd('lab.cq.step', 'lab.cq.step', { count: n - have });
       if (!r) return;
       const next: RunResult = { ...r.result, trace: [...run.trace!, ...r.steps] };
       setRun(next);

@@ -2,19 +2,19 @@
 // executor's current native session (a session.reset starts a new one, so the agents start over with it).
 import type { ResultOf } from '../../app/protocol/index.ts';
 import type { LabContext } from '../../app/host/lab-context.ts';
-import type { NativeSession } from '../../app/host/native.ts';
 import { DEFAULT_FABRIC, FabricError, NvmfFabric } from './fabric.ts';
 import { attachOffload, enableOffload, offloadFault, OffloadError, watchDevice } from './offload.ts';
 import type { Done, HostCommand } from './initiator.ts';
 import { CNTLID_DYNAMIC, statusName } from './spec.ts';
 
-const fabrics = new WeakMap<NativeSession, NvmfFabric>();
+/** the agents' state in the executor's current session (LabContext.labState: no module-level state) */
+const slot = (x: LabContext) => x.labState('nvmf', () => ({ fabric: undefined as NvmfFabric | undefined }));
 
 export type Out<T> = { ok: true; result: T } | { ok: false; error: { code: string; message: string; field?: string } };
 const fail = (code: string, message: string, field?: string): Out<never> => ({ ok: false, error: { code, message, ...(field ? { field } : {}) } });
 
 /** the session's fabric, for the bench and headless runs */
-export function fabricOf(x: LabContext): NvmfFabric | undefined { return fabrics.get(x.s); }
+export function fabricOf(x: LabContext): NvmfFabric | undefined { return slot(x).fabric; }
 
 function guard<T>(fn: () => Out<T>): Out<T> {
   try { return fn(); } catch (e) {
@@ -24,7 +24,7 @@ function guard<T>(fn: () => Out<T>): Out<T> {
 }
 
 function need(x: LabContext): NvmfFabric {
-  const f = fabrics.get(x.s);
+  const f = slot(x).fabric;
   if (!f) throw new FabricError('ENOENT', 'no NVMe-oF setup in this session (run nvmf.setup first)');
   return f;
 }
@@ -72,7 +72,7 @@ function stagesSince(now: Record<string, number>, before: Record<string, number>
 export const nvmfAgent = {
   setup(x: LabContext, a: import('../../app/protocol/index.ts').CommandArgs<'nvmf.setup'>): Out<ResultOf<'nvmf.setup'>> {
     return guard(() => {
-      if (fabrics.has(x.s)) return fail('EEXIST', 'nvmf: this session already has an NVMe-oF setup (session.reset for a new one)');
+      if (slot(x).fabric) return fail('EEXIST', 'nvmf: this session already has an NVMe-oF setup (session.reset for a new one)');
       if (a.targetDevice === a.hostDevice) return fail('EINVAL', 'nvmf.setup: the target and the host are two devices', 'args.hostDevice');
       for (const [k, d] of [['targetDevice', a.targetDevice], ['hostDevice', a.hostDevice]] as const) if (!x.deviceInfo(d)) return fail('ENOENT', `nvmf.setup: no device ${d}`, `args.${k}`);
       if (a.maxIo % a.lbaSize) return fail('EINVAL', 'nvmf.setup: maxIo is a multiple of lbaSize', 'args.maxIo');
@@ -80,7 +80,7 @@ export const nvmfAgent = {
         ...DEFAULT_FABRIC, lbaSize: a.lbaSize, blocks: a.blocks, queueDepth: a.queueDepth, inlineSize: a.inlineSize, maxIo: a.maxIo,
         maxIoQueues: a.maxIoQueues, subnqn: a.subnqn ?? DEFAULT_FABRIC.subnqn, hostnqn: a.hostnqn ?? DEFAULT_FABRIC.hostnqn, allowHosts: a.allowHosts,
       });
-      fabrics.set(x.s, f);
+      slot(x).fabric = f;
       return { ok: true, result: state(f, 0) };
     });
   },

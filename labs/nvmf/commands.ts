@@ -6,13 +6,11 @@
 import { z } from 'zod';
 import { command, RHandle, RU64 } from '../../app/protocol/descriptor.ts';
 import { Addr, Len } from '../../app/protocol/commands/shared.ts';
+import { NvmeOncs, NvmfOffloadOps } from './enums.ts';
 
-/** The RFC stub's offload-op encodings (WRITE 1, READ 2, FLUSH 4 as a bitmask; vl::NvmfOffloadOp). */
-export const NVMF_OFFLOAD_OPS = { WRITE: 1, READ: 2, READ_WRITE: 3, READ_WRITE_FLUSH: 7 } as const;
-/** Identify Controller ONCS bits the soft NVMe function may advertise (NVMe base spec; vl::nvme::Oncs). */
-export const NVME_ONCS = { COMPARE: 1, WRITE_UNCORRECTABLE: 2, DSM: 4, WRITE_ZEROES: 8 } as const;
-/** Front-end block sizes of NvmfCaps.lbaDataSizes (vl::NvmfLbaSize). */
-export const NVMF_LBA_SIZES = { 512: 1, 520: 2, 4096: 4, 4104: 8, 4160: 16 } as const;
+/** The offload-op encodings, ONCS bits and front-end block sizes: tables of enums.ts (checked against C++). */
+export const NVMF_OFFLOAD_OPS = NvmfOffloadOps.values;
+export const NVME_ONCS = NvmeOncs.values;
 
 const U16 = z.number().int().min(0).max(0xffff);
 const U32 = z.number().int().min(0).max(0xffffffff);

@@ -1,5 +1,6 @@
-// Lab 4's enum tables the device defines too (native/include/vl/nvmf.h; names in native/include/vl/names.h):
-// declared in the manifest (index.ts `enums`), so app/protocol/tables.test.ts compares them with C++ entry for entry.
+// Lab 4's enum tables the device defines too (native/include/vl/nvmf.h, nvme.h; names in native/include/vl/names.h
+// and nvmf_names.h): declared in the manifest (index.ts `enums`), so app/protocol/tables.test.ts compares them with
+// C++ entry for entry.
 import { table } from '../../app/protocol/enums.ts';
 
 /** `a` of Offload events: the NVMe-oF target-offload engine's step (native/include/vl/nvmf.h vl::NvmfStep; modelled). */
@@ -13,3 +14,9 @@ export const NvmfPass = table({
   NOT_ENABLED: 0, ADMIN_OR_FABRICS: 1, OP_NOT_OFFLOADED: 2, UNKNOWN_NSID: 3, TOO_LARGE: 4, SGL_UNSUPPORTED: 5,
   BACKEND_DOWN: 6, MALFORMED: 7,
 });
+/** The RFC stub's offload-op encodings the SRQ accepts (WRITE 1, READ 2, FLUSH 4 as a bitmask; vl::NvmfOffloadOp). */
+export const NvmfOffloadOps = table({ WRITE: 1, READ: 2, READ_WRITE: 3, READ_WRITE_FLUSH: 7 });
+/** Identify Controller ONCS bits the soft NVMe function may advertise (NVMe base spec; vl::nvme::Oncs). */
+export const NvmeOncs = table({ COMPARE: 1, WRITE_UNCORRECTABLE: 2, DSM: 4, WRITE_ZEROES: 8 });
+/** Front-end block sizes of NvmfCaps.lbaDataSizes, by size in bytes (vl::NvmfLbaSize). */
+export const NvmfLbaSize = table({ 512: 1, 520: 2, 4096: 4, 4104: 8, 4160: 16 });

@@ -8,7 +8,8 @@ import { NVME_ONCS, NVMF_OFFLOAD_OPS, type nvmfCommands } from './commands.ts';
 
 type U64 = number | string;
 interface MrSg { mr: number; addr: U64; len: U64 }
-/** The addon's NVMe-oF offload methods (native/addon/nvmf.cpp); results as the command schemas name them. */
+/** The addon's NVMe-oF offload methods (native/addon/nvmf.cpp); results as the command schemas name them. Merged
+ *  into the session's interface (app/host/native-interface.test.ts checks it against the built addon). */
 export interface NvmfNative {
   nvmf_query_caps(dev: number): NResult<never>;
   nvmf_create_srq(pd: number, maxWr: number, maxSge: number, attr: Record<string, unknown>): NResult<number>;
@@ -27,7 +28,14 @@ export interface NvmfNative {
   nvme_set_namespace_ready(nvme: number, nsid: number, ready: boolean): NStatus;
   nvme_snapshot(nvme: number): NResult<never>;
 }
-const nv = (x: LabContext) => x.s as unknown as NvmfNative;
+// optional: a real device's session (app/host/realdev.ts) has none of them
+declare module '../../app/host/native.ts' {
+  interface NativeSession extends Partial<NvmfNative> {}
+}
+function nv(x: LabContext): NvmfNative {
+  if (typeof x.s.nvmf_query_caps !== 'function') throw new Error('the NVMe-oF offload verbs exist on the software device only (this session has none)');
+  return x.s as NvmfNative;
+}
 
 const nvmfHandlers: LabHandlers<typeof nvmfCommands> = {
   'nvmf.caps': (x, a) => res(nv(x).nvmf_query_caps(a.device), (v) => v),

@@ -3,7 +3,7 @@ import { defineLab } from '../../app/protocol/lab-manifest.ts';
 import { nvmfAgentCommands } from './agent-commands.ts';
 import { nvmfCommands } from './commands.ts';
 import { nvmeRdmaDecoder } from './decoder.ts';
-import { NvmfPass, NvmfStep } from './enums.ts';
+import { NvmeOncs, NvmfLbaSize, NvmfOffloadOps, NvmfPass, NvmfStep } from './enums.ts';
 
 // the object kinds below, for the type checker (h('nvme') in the descriptors)
 declare module '../../app/protocol/descriptor.ts' {
@@ -19,7 +19,7 @@ export default defineLab({
     nvmeCtrl: { prefix: 'nvmectrl', refFields: ['handle'] },
   },
   handleFields: { nvme: 'nvme', nvmeCtrl: 'nvmeCtrl', targetDevice: 'device', hostDevice: 'device' },
-  enums: { NvmfStep, NvmfPass },
+  enums: { NvmfStep, NvmfPass, NvmfOffloadOps, NvmeOncs, NvmfLbaSize },
   decoders: [nvmeRdmaDecoder],
   c: './c.ts',
   handlers: './handlers.ts',

@@ -5,11 +5,11 @@
 // With the device's offload set up (nvmf.offload) the device's steps are rows of their own (owner "device",
 // modelled) and offload-panel.tsx draws the staging grid, the backend rings, the namespace map and the counters from
 // nvmf.snapshot / nvme.snapshot; without it the view says that every command is served by software.
-import { useCallback, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { ResultOf } from '../../app/protocol/index.ts';
 import { ErrorMessage } from '../../renderer/src/components/ui.tsx';
 import type { PanelDef } from '../../renderer/src/panels/registry.ts';
-import { useConsoleStore } from '../../renderer/src/store/context.tsx';
+import { useConsole } from '../../renderer/src/store/context.tsx';
 import type { FlowRow } from './flow.ts';
 import { OffloadView } from './offload-panel.tsx';
 import { CSTS } from './spec.ts';
@@ -117,20 +117,19 @@ export function NvmfFlowView({ state, offload, selected, upTo, onSelect, onUpTo 
 
 /** The lab's tab: the state of the session's NVMe-oF agents (nvmf.state), and one more READ or WRITE on queue 1. */
 export function NvmfLabPanel() {
-  const store = useConsoleStore();
-  const exec = useCallback(<T,>(form: string, command: unknown) => store.getState().exec(form, command).then((r) => (r ? (r.result as T) : null)), [store]);
+  const run = useConsole((s) => s.run);   // typed by the command's result schema (ResultOf<N>)
   const [state, setState] = useState<State | null>(null);
   const [offload, setOffload] = useState<OffloadSnap | null>(null);
   const [selected, setSelected] = useState<string | undefined>();
   const [upTo, setUpTo] = useState<number | undefined>();
   const refresh = async () => {
-    const s = await exec<State>('nvmf.state', { cmd: 'nvmf.state', args: { rows: 512 } });
+    const s = await run('nvmf.state', 'nvmf.state', { rows: 512 });
     if (!s) return;
-    const snap = s.offload ? await exec<OffloadSnap['snap']>('nvmf.snapshot', { cmd: 'nvmf.snapshot', args: { srq: s.offload.srq } }) : null;
-    const ssd = s.offload ? await exec<OffloadSnap['ssd']>('nvme.snapshot', { cmd: 'nvme.snapshot', args: { nvme: s.offload.nvme } }) : null;
+    const snap = s.offload ? await run('nvmf.snapshot', 'nvmf.snapshot', { srq: s.offload.srq }) : null;
+    const ssd = s.offload ? await run('nvme.snapshot', 'nvme.snapshot', { nvme: s.offload.nvme }) : null;
     setState(s); setOffload(snap ? { snap, ssd } : null); setSelected(undefined); setUpTo(undefined);
   };
-  const io = async (op: 'read' | 'write') => { await exec('nvmf.io', { cmd: 'nvmf.io', args: { qid: 1, op, slba: 0, nlb: 8 } }); await refresh(); };
+  const io = async (op: 'read' | 'write') => { await run('nvmf.io', 'nvmf.io', { qid: 1, op, slba: 0, nlb: 8 }); await refresh(); };
   return (
     <div className="panel-body stack" data-testid="lab-nvmf-tab">
       <div className="card"><div className="card-body form">

@@ -7,10 +7,13 @@ import 'uplot/dist/uPlot.min.css';
 import './panel.css';
 import { useConsole, useConsoleStore } from '../../renderer/src/store/context.tsx';
 import type { PanelDef } from '../../renderer/src/panels/registry.ts';
+import type { CommandArgsIn, ResultOf } from '../../app/protocol/index.ts';
 import { SG_PATTERNS } from './schema.ts';
 import type { SgComparison, SgElem, SgMapping } from './schema.ts';
 
-export type SgCall = (cmd: string, args: unknown) => Promise<{ ok: true; result: unknown } | { ok: false; error: { code: string; message: string } }>;
+type SgName = 'sg.generate' | 'sg.check' | 'sg.compare';
+/** an sg.* command with its typed reply (the console sends it through the store's run; a test can answer it directly) */
+export type SgCall = <N extends SgName>(cmd: N, args: CommandArgsIn<N>) => Promise<{ ok: true; result: ResultOf<N> } | { ok: false; error: { code: string; message: string } }>;
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -99,7 +102,7 @@ function SgChart({ c, metric }: { c: SgComparison; metric: Metric }) {
 }
 
 export function SgPanel({ call }: { call: SgCall }) {
-  const [gen, setGen] = useState({ pattern: 'random', n: 16, total: 65536, seed: 1 });
+  const [gen, setGen] = useState<{ pattern: (typeof SG_PATTERNS)[number]; n: number; total: number; seed: number }>({ pattern: 'random', n: 16, total: 65536, seed: 1 });
   const [list, setList] = useState<SgElem[]>([]);
   const [pageSize, setPageSize] = useState(4096);
   const [check, setCheck] = useState<SgMapping | null>(null);
@@ -108,30 +111,30 @@ export function SgPanel({ call }: { call: SgCall }) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
 
-  const ask = async <T,>(cmd: string, args: unknown): Promise<T | null> => {
+  const ask = async <N extends SgName>(cmd: N, args: CommandArgsIn<N>): Promise<ResultOf<N> | null> => {
     const r = await call(cmd, args);
     if (!r.ok) { setError(`${r.error.code}: ${r.error.message}`); return null; }
     setError('');
-    return r.result as T;
+    return r.result;
   };
   const recheck = async (l: SgElem[], ps = pageSize) => {
     setList(l); setCmp(null);
-    setCheck(l.length ? await ask<SgMapping>('sg.check', { list: l, pageSize: ps }) : null);
+    setCheck(l.length ? await ask('sg.check', { list: l, pageSize: ps }) : null);
   };
   const generate = async () => {
-    const r = await ask<{ list: SgElem[] }>('sg.generate', gen);
+    const r = await ask('sg.generate', gen);
     if (r) await recheck(r.list);
   };
   const runAll = async () => {
     setBusy(true);
-    try { setCmp(await ask<SgComparison>('sg.compare', { list })); } finally { setBusy(false); }
+    try { setCmp(await ask('sg.compare', { list })); } finally { setBusy(false); }
   };
 
   return (
     <div className="stack" data-testid="sg-panel">
       <form className="form" aria-label="generate a scatter list" onSubmit={(e) => { e.preventDefault(); void generate(); }}>
         <label className="field"><span className="field-label">pattern</span>
-          <select value={gen.pattern} onChange={(e) => setGen({ ...gen, pattern: e.target.value })}>
+          <select value={gen.pattern} onChange={(e) => setGen({ ...gen, pattern: SG_PATTERNS.find((p) => p === e.target.value) ?? gen.pattern })}>
             {SG_PATTERNS.map((p) => <option key={p} value={p}>{p}</option>)}
           </select></label>
         <label className="field"><span className="field-label">elements</span>
@@ -176,16 +179,16 @@ export function SgPanel({ call }: { call: SgCall }) {
 
 /** The panel in the console: the host's sg.* commands, sent through the store like every other command. */
 function SgConsolePanel() {
-  const exec = useConsole((s) => s.exec);
+  const run = useConsole((s) => s.run);
   const store = useConsoleStore();
   const call: SgCall = useCallback(async (cmd, args) => {
     const form = `lab.sg:${cmd}`;
-    const r = await exec(form, { cmd, args });
-    if (r) return { ok: true, result: r.result };
+    const r = await run(form, cmd, args);
+    if (r) return { ok: true, result: r };
     const e = store.getState().errors[form];
     store.getState().clearError(form);            // the panel shows it next to what failed
     return { ok: false, error: { code: e?.code ?? 'ERROR', message: e?.message ?? 'the host refused the command' } };
-  }, [exec, store]);
+  }, [run, store]);
   return <SgPanel call={call} />;
 }
 

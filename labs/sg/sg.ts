@@ -6,15 +6,21 @@ import {
   SgRunResult,
 } from './schema.ts';
 
-/** The SG functions of the addon (native/addon/sg_lab.cpp). */
+/** The SG functions of the addon (native/addon/sg_lab.cpp), merged into the addon's interface (app/host/native.ts;
+ *  app/host/native-interface.test.ts checks every declared method against the built addon's method tables). */
 interface SgAddon {
   sgCheck(args: unknown): NResult<unknown>;
   sgGenerate(args: unknown): NResult<unknown>;
 }
 interface SgSession { sg_lab_run(list: unknown, strategy: string, config: unknown): NResult<unknown> }
+// optional: a real device's session (app/host/realdev.ts) and an addon built before the lab have none of them
+declare module '../../app/host/native.ts' {
+  interface NativeAddon extends Partial<SgAddon> {}
+  interface NativeSession extends Partial<SgSession> {}
+}
 
 function sgAddon(addon: NativeAddon): SgAddon {
-  const a = addon as unknown as Partial<SgAddon>;
+  const a: Partial<SgAddon> = addon;   // an addon built before the lab has none of them
   if (typeof a.sgCheck !== 'function' || typeof a.sgGenerate !== 'function')
     throw new Error('the native addon has no SG lab functions: rebuild it (node scripts/build.mjs addon)');
   return a as SgAddon;
@@ -52,7 +58,7 @@ export function sgGenerate(addon: NativeAddon, args: unknown): SgElem[] {
 /** One strategy on the session: the figures come back with a refusal too (err != 0). */
 export function sgRun(session: NativeSession, args: SgRunArgs): SgRunResult {
   const a = SgRunArgs.parse(args);
-  const s = session as unknown as Partial<SgSession>;
+  const s: Partial<SgSession> = session;
   if (typeof s.sg_lab_run !== 'function') throw new Error('the native addon has no sg_lab_run: rebuild it (node scripts/build.mjs addon)');
   const r = s.sg_lab_run(a.list, a.strategy, a.config);
   if (r.value === undefined) throw new SgError(r.err, r.msg);

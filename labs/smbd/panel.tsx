@@ -8,12 +8,12 @@
 //   IoView             one SMB2 READ / WRITE: descriptor, the server's RDMA operation, how the key was invalidated,
 //                      and the server buffer policy's counters
 // The default export registers the lab's tab (renderer/src/panels/labs.ts).
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import type { z } from 'zod';
 import { ErrorMessage } from '../../renderer/src/components/ui.tsx';
 import type { PanelDef } from '../../renderer/src/panels/registry.ts';
-import { useConsoleStore } from '../../renderer/src/store/context.tsx';
-import type { Board, IoResult, MeasureResult, Negotiation, StartResult } from './commands.ts';
+import { useConsole } from '../../renderer/src/store/context.tsx';
+import type { Board, IoResult, MeasureResult, Negotiation } from './commands.ts';
 
 type BoardT = z.infer<typeof Board>;
 type NegotiationT = z.infer<typeof Negotiation>;
@@ -157,8 +157,7 @@ const PROFILES = ['spec', 'ksmbd', 'last-credit-bug'] as const;
 
 /** The lab's tab: start two peers, then drive them; every reply redraws the board. */
 export function SmbdLabPanel() {
-  const store = useConsoleStore();
-  const exec = useCallback(<T,>(cmd: string, args: Record<string, unknown>) => store.getState().exec(cmd, { cmd, args }).then((r) => (r ? (r.result as T) : null)), [store]);
+  const run = useConsole((s) => s.run);   // typed by the command's result schema (ResultOf<N>)
   const [client, setClient] = useState<(typeof PROFILES)[number]>('spec');
   const [server, setServer] = useState<(typeof PROFILES)[number]>('spec');
   const [credits, setCredits] = useState<'linux' | 'lab'>('linux');
@@ -170,7 +169,7 @@ export function SmbdLabPanel() {
   const [delivered, setDelivered] = useState<BoardT['delivered']>([]);
   const [io, setIo] = useState<IoT | null>(null);
   const [measured, setMeasured] = useState<MeasureT | null>(null);
-  const measure = async () => setMeasured(await exec<MeasureT>('lab.smbd.measure', { rounds: 2, events: 1024 }));
+  const measure = async () => setMeasured(await run('lab.smbd.measure', 'lab.smbd.measure', { rounds: 2, events: 1024 }));
 
   const take = (b: BoardT | null, reset = false) => {
     if (!b) return;
@@ -182,12 +181,12 @@ export function SmbdLabPanel() {
   const start = async () => {
     // the MS-SMBD 4.1 example's request: 10 credits, 1 KiB sends and receives, 128 KiB reassembly
     const request = example ? { creditsRequested: 10, preferredSendSize: 1024, maxReceiveSize: 1024, maxFragmentedSize: 131072 } : {};
-    const r = await exec<z.infer<typeof StartResult>>('lab.smbd.start', { client, server, credits, request });
+    const r = await run('lab.smbd.start', 'lab.smbd.start', { client, server, credits, request });
     if (r) { setNegotiation(r.negotiation); take(r.board, true); setIo(null); }
   };
-  const act = async (cmd: string, args: Record<string, unknown>) => take(await exec<BoardT>(cmd, args));
-  const doIo = async (op: 'READ' | 'WRITE', channel: string, policy: string) => {
-    const r = await exec<IoT>('lab.smbd.io', { op, channel, policy });
+  const act = async (reply: Promise<BoardT | null>) => take(await reply);
+  const doIo = async (op: 'READ' | 'WRITE', channel: 'RDMA_V1' | 'RDMA_V1_INVALIDATE', policy: 'pool' | 'per-io') => {
+    const r = await run('lab.smbd.io', 'lab.smbd.io', { op, channel, policy });
     if (r) { setIo(r); take(r.board); }
   };
   const on = board !== null;
@@ -211,13 +210,13 @@ export function SmbdLabPanel() {
         <div className="form">
           <label className="field"><span className="field-label">message bytes</span>
             <input type="number" min={0} max={1048576} value={bytes} onChange={(e) => setBytes(Number(e.target.value))} data-testid="smbd-bytes" /></label>
-          <button type="button" disabled={!on} onClick={() => void act('lab.smbd.send', { from: 'client', bytes })} data-testid="smbd-send">Client sends</button>
-          <button type="button" disabled={!on} onClick={() => void act('lab.smbd.burst', { seed: 1, perSide: 24, run: false })} data-testid="smbd-burst">Burst (seed 1, 24 each way)</button>
-          <button type="button" disabled={!on} onClick={() => void act('lab.smbd.step', { count: 10 })} data-testid="smbd-step">10 engine steps</button>
-          <button type="button" disabled={!on} onClick={() => void act('lab.smbd.step', { count: 5000 })} data-testid="smbd-run">Run on</button>
-          <button type="button" disabled={!on} onClick={() => void act('lab.smbd.advance', { seconds: 120 })} data-testid="smbd-idle">Idle 120 s</button>
-          <button type="button" disabled={!on} onClick={() => void act('lab.smbd.advance', { seconds: 120, answer: false })} data-testid="smbd-hang">Server hangs, 120 s</button>
-          <button type="button" disabled={!on} onClick={() => void act('lab.smbd.advance', { seconds: 5, answer: false })} data-testid="smbd-wait5">5 s more</button>
+          <button type="button" disabled={!on} onClick={() => void act(run('lab.smbd.send', 'lab.smbd.send', { from: 'client', bytes }))} data-testid="smbd-send">Client sends</button>
+          <button type="button" disabled={!on} onClick={() => void act(run('lab.smbd.burst', 'lab.smbd.burst', { seed: 1, perSide: 24, run: false }))} data-testid="smbd-burst">Burst (seed 1, 24 each way)</button>
+          <button type="button" disabled={!on} onClick={() => void act(run('lab.smbd.step', 'lab.smbd.step', { count: 10 }))} data-testid="smbd-step">10 engine steps</button>
+          <button type="button" disabled={!on} onClick={() => void act(run('lab.smbd.step', 'lab.smbd.step', { count: 5000 }))} data-testid="smbd-run">Run on</button>
+          <button type="button" disabled={!on} onClick={() => void act(run('lab.smbd.advance', 'lab.smbd.advance', { seconds: 120 }))} data-testid="smbd-idle">Idle 120 s</button>
+          <button type="button" disabled={!on} onClick={() => void act(run('lab.smbd.advance', 'lab.smbd.advance', { seconds: 120, answer: false }))} data-testid="smbd-hang">Server hangs, 120 s</button>
+          <button type="button" disabled={!on} onClick={() => void act(run('lab.smbd.advance', 'lab.smbd.advance', { seconds: 5, answer: false }))} data-testid="smbd-wait5">5 s more</button>
         </div>
         <div className="form">
           <button type="button" disabled={!on} onClick={() => void doIo('READ', 'RDMA_V1_INVALIDATE', 'pool')} data-testid="smbd-read-inv">READ, RDMA_V1_INVALIDATE, pool</button>

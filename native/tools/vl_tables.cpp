@@ -1,9 +1,10 @@
-// vl_tables: prints the device's enum tables (vl/names.h) and the wire codec's BTH opcode names as one JSON object,
+// vl_tables: prints the device's enum tables (vl/names.h, and a lab's: vl/nvmf_names.h) and the wire codec's BTH opcode names as one JSON object,
 //   { "tables": { "WcStatus": [[0, "IBV_WC_SUCCESS"], ...], ... }, "bth": [[0, "RC Send First"], ...] }
 // for app/protocol/tables.test.ts, which checks app/protocol's tables against them.
 #include <cstdio>
 
 #include "vl/names.h"
+#include "vl/nvmf_names.h"
 #include "vl/wire.h"
 
 namespace {
@@ -20,7 +21,7 @@ void str(const char* s) {
 int main() {
   std::printf("{\"tables\":{");
   bool first_table = true;
-  for (const auto& t : vl::kEnumTables) {
+  auto table = [&](const vl::EnumTable& t) {
     if (!first_table) std::putchar(',');
     first_table = false;
     str(t.name);
@@ -31,7 +32,9 @@ int main() {
       std::putchar(']');
     }
     std::putchar(']');
-  }
+  };
+  for (const auto& t : vl::kEnumTables) table(t);
+  for (const auto& t : vl::kNvmfLabTables) table(t);
   std::printf("},\"bth\":[");
   bool first_op = true;
   for (int op = 0; op < 256; op++) {

@@ -6,9 +6,9 @@
 // the event stream for the outcome the step expects (app/scenario/lab-watch.ts); the panel asks for the status again
 // as the device's events arrive (at most twice a second).
 import { useCallback, useEffect, useState } from 'react';
-import type { Lab } from '../../../app/protocol/lab.ts';
+import { Lab } from '../../../app/protocol/lab.ts';
 import type { ResultOf } from '../../../app/protocol/index.ts';
-import { useConsole, useConsoleStore, useSampled } from '../store/context.tsx';
+import { useConsole, useSampled } from '../store/context.tsx';
 import { ErrorMessage, Pending, Section } from '../components/ui.tsx';
 
 type Summary = ResultOf<'lab.list'>['labs'][number];
@@ -21,8 +21,7 @@ function stepState(s: StepStatus | undefined): 'holds' | 'failed' | 'todo' {
 }
 
 export function LabsPanel() {
-  const store = useConsoleStore();
-  const exec = useCallback(<T,>(form: string, command: unknown) => store.getState().exec(form, command).then((r) => (r ? (r.result as T) : null)), [store]);
+  const run = useConsole((s) => s.run);
   const [labs, setLabs] = useState<Summary[] | null>(null);
   // the open lab is kept in the store's form fields: it stays open while the person works in the other panels
   const open = useConsole((s) => (s.forms.labs?.open as string | undefined) ?? null);
@@ -32,26 +31,26 @@ export function LabsPanel() {
   const [status, setStatus] = useState<Status | null>(null);
   const [why, setWhy] = useState<Record<string, boolean>>({});
 
-  useEffect(() => { void exec<ResultOf<'lab.list'>>('lab.list', { cmd: 'lab.list', args: {} }).then((r) => setLabs(r?.labs ?? [])); }, [exec]);
+  useEffect(() => { void run('lab.list', 'lab.list', {}).then((r) => setLabs(r?.labs ?? [])); }, [run]);
   useEffect(() => {
     if (!open) return;
-    void exec<ResultOf<'lab.get'>>('lab.get', { cmd: 'lab.get', args: { id: open } }).then((r) => setLab(r ? (r.lab as unknown as Lab) : null));
-    void exec<Status>('lab.status', { cmd: 'lab.status', args: { id: open } }).then((r) => setStatus(r));
-  }, [exec, open]);
+    // lab.get's result is the lab.json as the host loaded it: read back through the lab schema, not cast
+    void run('lab.get', 'lab.get', { id: open }).then((r) => { const p = r ? Lab.safeParse(r.lab) : null; setLab(p?.success ? p.data : null); });
+    void run('lab.status', 'lab.status', { id: open }).then((r) => setStatus(r));
+  }, [run, open]);
 
   // events arrived (whoever caused them): the host may now see a step done by hand
   const eventsVersion = useSampled(useConsole((s) => s.versions.events), 500);
   const started = !!status?.started;
   useEffect(() => {
     if (!open || !started) return;
-    void store.getState().exec('lab.status', { cmd: 'lab.status', args: { id: open } })
-      .then((r) => { if (r) setStatus(r.result as Status); });
-  }, [store, open, started, eventsVersion]);
+    void run('lab.status', 'lab.status', { id: open }).then((r) => { if (r) setStatus(r); });
+  }, [run, open, started, eventsVersion]);
 
-  const start = async () => { if (open) setStatus(await exec<Status>('lab.start', { cmd: 'lab.start', args: { id: open } })); };
+  const start = async () => { if (open) setStatus(await run('lab.start', 'lab.start', { id: open })); };
   const doStep = async (step: string) => {
     if (!open) return;
-    const r = await exec<ResultOf<'lab.step'>>('lab.step', { cmd: 'lab.step', args: { id: open, step } });
+    const r = await run('lab.step', 'lab.step', { id: open, step });
     if (r) setStatus(r);
   };
   const byId = new Map(status?.steps.map((s) => [s.id, s]) ?? []);

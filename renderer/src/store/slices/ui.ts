@@ -1,7 +1,7 @@
 // The ui + host slice: the backend host's state (restart / kill), theme, the open panel, the errors and pending
 // flags filed per form, the choices each form holds (kept when the user switches panels), and `exec`, the one way
 // a command reaches the host: validated with the shared zod schema, sent, any error filed under the form.
-import { Command, describeZodError, type CommandInput, type CommandName, type ErrorInfo, type Reply, type ResultOf } from '../../../../app/protocol/index.ts';
+import { Command, describeZodError, type CommandArgsIn, type CommandName, type ErrorInfo, type Reply, type ResultOf } from '../../../../app/protocol/index.ts';
 import type { Slice } from '../slice.ts';
 
 /** a form field's value: text, a switch, or a small JSON value (a list of flags, an SG list) */
@@ -23,7 +23,7 @@ export interface UiSlice {
   setTheme(t: 'light' | 'dark'): void; setPanel(p: string): void; clearError(form: string): void;
   exec(form: string, command: unknown): Promise<{ result: unknown } | null>;
   /** `exec` with the command's typed result (ResultOf<N>, the protocol's result schema), or null (error filed) */
-  run<N extends CommandName>(form: string, cmd: N, args: Extract<CommandInput, { cmd: N }>['args']): Promise<ResultOf<N> | null>;
+  run<N extends CommandName>(form: string, cmd: N, args: CommandArgsIn<N>): Promise<ResultOf<N> | null>;
   /** the choices of every form, by form id then field: what the user set stays when panels switch; a field never
    *  set is absent (the form shows its derived default, which may follow the objects that exist) */
   forms: Record<string, Record<string, FormValue> | undefined>;
