@@ -108,8 +108,9 @@ export async function openLab(page: Page, id: string): Promise<string[]> {
   return problems;
 }
 
-/** "Do it" on every step in order, each turning green; a screenshot of each section (SHOTS/lab-<id>-<section>.png). */
-export async function walkLab(page: Page, id: string, lab: LabFile, timeout?: number) {
+/** "Do it" on every step in order, each turning green; a screenshot of each section (SHOTS/lab-<id>-<section>.png)
+ *  unless `shots` is false. */
+export async function walkLab(page: Page, id: string, lab: LabFile, timeout?: number, shots = true) {
   fs.mkdirSync(SHOTS, { recursive: true });
   for (const sec of lab.sections) {
     for (const st of sec.steps) {
@@ -118,6 +119,6 @@ export async function walkLab(page: Page, id: string, lab: LabFile, timeout?: nu
       await page.getByTestId(`lab-do-${st.id}`).click();
       await expect(row).toHaveAttribute('data-state', 'holds', timeout ? { timeout } : undefined);
     }
-    await page.getByTestId(`lab-section-${sec.id}`).screenshot({ path: `${SHOTS}/lab-${id}-${sec.id}.png` });
+    if (shots) await page.getByTestId(`lab-section-${sec.id}`).screenshot({ path: `${SHOTS}/lab-${id}-${sec.id}.png` });
   }
 }

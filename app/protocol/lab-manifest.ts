@@ -38,6 +38,9 @@ export interface LabManifest {
   panel?: string;
   /** module exporting `bench()`: the lab's figures for `verbslab bench` */
   bench?: string;
+  /** the lab's own Playwright spec (a path under e2e/); a lab without one is walked to green in the console by
+   *  e2e/lab-walk.spec.ts */
+  e2e?: string;
 }
 
 /** Identity helper keeping the manifest's literal types (its command tables type the protocol). */

@@ -24,5 +24,6 @@ export default defineLab({
   c: './c.ts',
   handlers: './handlers.ts',
   panel: './panel.tsx',
+  e2e: 'e2e/lab-nvmf.spec.ts',
   bench: './bench.ts',
 });

@@ -8,4 +8,5 @@ export default defineLab({
   c: './c.ts',
   handlers: './handlers.ts',
   panel: './panel.tsx',
+  e2e: 'e2e/sg-lab.spec.ts',
 });

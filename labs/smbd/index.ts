@@ -9,5 +9,6 @@ export default defineLab({
   decoders: [smbDirectDecoder],
   host: './host.ts',
   panel: './panel.tsx',
+  e2e: 'e2e/lab-smbd.spec.ts',
   bench: './bench.ts',
 });
