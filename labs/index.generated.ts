@@ -2,11 +2,12 @@
 // Regenerate with `npx tsx scripts/gen-labs.ts`; labs/manifest.test.ts fails while this file is stale.
 import lab_bmme from './bmme/index.ts';
 import lab_cq from './cq/index.ts';
+import lab_hello from './hello/index.ts';
 import lab_nvmf from './nvmf/index.ts';
 import lab_sg from './sg/index.ts';
 import lab_smbd from './smbd/index.ts';
 
 /** Every lab's manifest, by id. */
-export const LAB_MANIFESTS = [lab_bmme, lab_cq, lab_nvmf, lab_sg, lab_smbd] as const;
+export const LAB_MANIFESTS = [lab_bmme, lab_cq, lab_hello, lab_nvmf, lab_sg, lab_smbd] as const;
 /** Every lab command's descriptor, by name. */
-export const LAB_COMMANDS = { ...lab_cq.commands, ...lab_nvmf.commands, ...lab_sg.commands, ...lab_smbd.commands };
+export const LAB_COMMANDS = { ...lab_cq.commands, ...lab_hello.commands, ...lab_nvmf.commands, ...lab_sg.commands, ...lab_smbd.commands };
