@@ -28,7 +28,7 @@ export async function loadManifests(dir = LABS_DIR): Promise<LabManifest[]> {
     const m = (await import(pathToFileURL(path.join(dir, id, 'index.ts')).href)).default as LabManifest | undefined;
     if (!m || typeof m !== 'object' || typeof m.id !== 'string') throw new Error(`labs/${id}/index.ts: the default export is not a lab manifest (defineLab({ id, ... }))`);
     if (m.id !== id) throw new Error(`labs/${id}/index.ts: id "${m.id}" is not the folder's name`);
-    for (const f of ['c', 'handlers', 'host', 'panel', 'bench'] as const) {
+    for (const f of ['c', 'handlers', 'host', 'panel', 'bench', 'headless'] as const) {
       const file = m[f];
       if (file !== undefined && !fs.existsSync(path.join(dir, id, file))) throw new Error(`labs/${id}/index.ts: ${f} module ${file} does not exist`);
     }

@@ -24,6 +24,8 @@ const USAGE = `usage: verbslab <command>
   run ...            run scenario files headless (verbslab run --help)
   lab list|run ...   the guided labs of labs/, headless (verbslab lab --help)
   export-c ...       export a scenario as a C program using libibverbs
+  junit-merge OUT IN...
+                     one JUnit report from the --junit reports of the shards of a run (--shard I/N)
   pingpong [HOST]    ibv_rc_pingpong on the software device over UDP (server without HOST; -h for options)
   exec [OPTIONS] -- PROGRAM [ARGS]
                      run an unmodified libibverbs program on the software device (verbslab exec --help)`;
@@ -154,6 +156,11 @@ async function main() {
     case 'run': return scenario(['run', ...rest]);
     case 'export-c': return scenario(['export-c', ...rest]);
     case 'lab': return (await ts('app/scenario/lab-cli.ts')).main(rest);
+    case 'junit-merge': {
+      if (rest.length < 2) { console.error('usage: verbslab junit-merge OUT IN...'); return 2; }
+      (await ts('app/scenario/shard.ts')).mergeJunitFiles(rest[0], rest.slice(1));
+      return 0;
+    }
     case 'pingpong': return (await ts('app/cli/pingpong.ts')).main(rest);
     case 'exec': return (await ts('app/cli/exec.ts')).main(rest);
     case undefined: case '-h': case '--help': case 'help': console.log(USAGE); return cmd ? 0 : 2;

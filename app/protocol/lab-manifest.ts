@@ -38,6 +38,8 @@ export interface LabManifest {
   panel?: string;
   /** module exporting `bench()`: the lab's figures for `verbslab bench` */
   bench?: string;
+  /** module exporting `headless()`: what `verbslab lab run` computes beyond the steps (counts toward the pass) */
+  headless?: string;
   /** the lab's own Playwright spec (a path under e2e/); a lab without one is walked to green in the console by
    *  e2e/lab-walk.spec.ts */
   e2e?: string;

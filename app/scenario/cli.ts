@@ -9,14 +9,17 @@ import type { Executor } from '../host/api.ts';
 import { parseScenarioText } from './load.ts';
 import { ScenarioRun, type ScenarioReport } from './run.ts';
 import { exportC } from './export-c.ts';
+import { inShard, parseShard, type Shard } from './shard.ts';
 
 const USAGE = `usage:
-  verbslab run [--seed N] [--junit FILE] [--pcap FILE] [--json] [--keep-going] FILE|DIR...
+  verbslab run [--seed N] [--junit FILE] [--pcap FILE] [--json] [--keep-going] [--shard I/N] FILE|DIR...
   verbslab export-c FILE [-o OUT.c]
 run: loads, validates and runs each scenario on a fresh software-device session; prints one line per scenario
      with the digest of its event log (same file + same seed => same digest); exit code 0 only if every
      expectation held. A directory means every *.json file in it (not recursive).
-     --pcap FILE writes the wire capture (with several scenarios: FILE gets the scenario's name inserted).`;
+     --pcap FILE writes the wire capture (with several scenarios: FILE gets the scenario's name inserted).
+     --shard I/N runs only the files of shard I of N (by the hash of each file's path: stable as files come and
+     go); each shard's --junit report joins the others with verbslab junit-merge OUT IN...`;
 
 export interface RunSummaryEntry {
   file: string; name: string; passed: boolean; seed: number; digest: string; stepsRun: number; stepsTotal: number;
@@ -155,6 +158,7 @@ export async function main(argv: string[]): Promise<number> {
 
   const opts: { seed?: number; junit?: string; pcap?: string; keepGoing?: boolean } = {};
   let json = false;
+  let shard: Shard | undefined;
   const files: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
@@ -168,13 +172,15 @@ export async function main(argv: string[]): Promise<number> {
       else if (a === '--pcap') opts.pcap = val();
       else if (a === '--json') json = true;
       else if (a === '--keep-going') opts.keepGoing = true;
+      else if (a === '--shard') shard = parseShard(val());
       else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
       else files.push(a);
     } catch (e) { err(`${(e as Error).message}\n${USAGE}`); return 2; }
   }
   if (!files.length) { err(`no scenario files\n${USAGE}`); return 2; }
-  const expanded = expandFiles(files);
-  if (!expanded.length) { err(`no scenario files (*.json) in ${files.join(' ')}`); return 2; }
+  const all = expandFiles(files);
+  if (!all.length) { err(`no scenario files (*.json) in ${files.join(' ')}`); return 2; }
+  const expanded = inShard(all, shard, (f) => f);   // a shard may be empty: 0 passed, 0 failed
   let summary: RunSummary;
   try {
     summary = await runFiles(expanded, { ...opts, log: json ? err : out });

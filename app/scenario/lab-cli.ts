@@ -7,22 +7,27 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Executor } from '../host/api.ts';
 import { ScenarioRun } from './run.ts';
 import { LABS_DIR, labResults, listLabs, type LabStepResult } from './lab.ts';
+import { inShard, parseShard, type Shard } from './shard.ts';
+import { LABS } from '../protocol/labs.ts';
 
 const USAGE = `usage:
   verbslab lab list [--json]
-  verbslab lab run ID|all [--json] [--junit FILE] [--pcap FILE] [--seed N]
+  verbslab lab run ID|all [--json] [--junit FILE] [--pcap FILE] [--seed N] [--shard I/N]
 list: the labs of labs/ (id, title, the question each answers, its steps).
 run:  runs a lab's steps headless on a fresh software-device session, in order: a step holds when every expectation
-      of its commands and of its check holds. Exit code 0 only if every step of every lab held.`;
+      of its commands and of its check holds. Exit code 0 only if every step of every lab held.
+      --shard I/N: only the labs of shard I of N (by the hash of labs/<id>/lab.json; verbslab junit-merge joins
+      the shards' --junit reports).`;
 
-/** What a lab computes beyond its steps, headless: labs/<id>/headless.ts exports headless() (lab 2: the interleaving
- *  explorer's verdicts). It counts toward the lab's pass. */
+/** What a lab computes beyond its steps, headless: the module its manifest names (`headless`) exports headless()
+ *  (lab 2: the interleaving explorer's verdicts). It counts toward the lab's pass. */
 export interface LabAgentResult { passed: boolean; lines: string[]; result: unknown }
 export interface LabRun { id: string; title: string; passed: boolean; seed: number; digest: string; steps: LabStepResult[]; failure?: string; pcap?: string; agent?: LabAgentResult }
 
 async function headlessOf(dir: string, id: string): Promise<LabAgentResult | undefined> {
-  const file = path.join(dir, id, 'headless.ts');
-  if (!fs.existsSync(file)) return undefined;
+  const module = dir === LABS_DIR ? LABS.find((m) => m.id === id)?.headless : undefined;   // labs of another folder: none
+  if (!module) return undefined;
+  const file = path.join(dir, id, module);
   const m = await import(pathToFileURL(file).href) as { headless?: () => LabAgentResult };
   return typeof m.headless === 'function' ? m.headless() : undefined;
 }
@@ -56,8 +61,10 @@ export function labJunit(runs: LabRun[]): string {
 }
 
 /** Run labs (by id, or every lab) headless. */
-export async function runLabs(ids: string[] | 'all', opts: { seed?: number; pcap?: string; dir?: string; factory?: (seed: number) => Executor } = {}): Promise<{ runs: LabRun[]; errors: string[] }> {
-  const { labs, errors } = listLabs(opts.dir ?? LABS_DIR);
+export async function runLabs(ids: string[] | 'all', opts: { seed?: number; pcap?: string; dir?: string; factory?: (seed: number) => Executor; shard?: Shard } = {}): Promise<{ runs: LabRun[]; errors: string[] }> {
+  const dir = opts.dir ?? LABS_DIR;
+  const { labs: listed, errors } = listLabs(dir);
+  const labs = inShard(listed, opts.shard, (l) => path.join(dir, l.lab.id, 'lab.json'));
   const factory = opts.factory ?? await (async () => { const m = await import('../host/executor.ts'); return (seed: number) => m.createExecutor({ seed }); })();
   const chosen = ids === 'all' ? labs : ids.map((id) => labs.find((l) => l.lab.id === id) ?? id);
   const runs: LabRun[] = [];
@@ -73,7 +80,7 @@ export async function runLabs(ids: string[] | 'all', opts: { seed?: number; pcap
         fs.writeFileSync(pcap, ex.pcap());
       }
       const steps = labResults(flat, rep);
-      const agent = await headlessOf(opts.dir ?? LABS_DIR, flat.lab.id);
+      const agent = await headlessOf(dir, flat.lab.id);
       runs.push({
         id: flat.lab.id, title: flat.lab.title, passed: steps.every((s) => s.passed) && (agent?.passed ?? true), seed, digest: rep.digest, steps,
         ...(rep.failure ? { failure: rep.failure } : {}), ...(pcap ? { pcap } : {}), ...(agent ? { agent } : {}),
@@ -88,7 +95,7 @@ export async function main(argv: string[]): Promise<number> {
   const err = (s: string) => process.stderr.write(`${s}\n`);
   const [sub, ...args] = argv;
   if (!sub || sub === '-h' || sub === '--help') { (sub ? out : err)(USAGE); return sub ? 0 : 2; }
-  let json = false; let junit: string | undefined; let pcap: string | undefined; let seed: number | undefined;
+  let json = false; let junit: string | undefined; let pcap: string | undefined; let seed: number | undefined; let shard: Shard | undefined;
   const ids: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
@@ -98,6 +105,7 @@ export async function main(argv: string[]): Promise<number> {
       else if (a === '--junit') junit = val();
       else if (a === '--pcap') pcap = val();
       else if (a === '--seed') { const v = val(); if (!/^\d{1,10}$/.test(v) || Number(v) > 2 ** 32 - 1) throw new Error(`--seed: expected an integer 0..4294967295, got "${v}"`); seed = Number(v); }
+      else if (a === '--shard') shard = parseShard(val());
       else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
       else ids.push(a);
     } catch (e) { err(`${(e as Error).message}\n${USAGE}`); return 2; }
@@ -111,7 +119,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (sub !== 'run') { err(`unknown lab command "${sub}"\n${USAGE}`); return 2; }
   if (!ids.length) { err(`lab run: name a lab id (or all)\n${USAGE}`); return 2; }
-  const { runs, errors } = await runLabs(ids.includes('all') ? 'all' : ids, { seed, pcap });
+  if (shard && !ids.includes('all')) { err(`lab run: --shard goes with all\n${USAGE}`); return 2; }
+  const { runs, errors } = await runLabs(ids.includes('all') ? 'all' : ids, { seed, pcap, shard });
   for (const e of errors) err(e);
   if (junit) fs.writeFileSync(junit, labJunit(runs));
   const log = json ? err : out;

@@ -7,5 +7,6 @@ export default defineLab({
   commands: labCqCommands,   // lab.cq.*: answered by the host extension (the explorer and the step-by-step replay)
   host: './host.ts',
   panel: './panel.tsx',
+  headless: './headless.ts',
   e2e: 'e2e/lab-cq.spec.ts',
 });

@@ -24,6 +24,7 @@ export default defineLab({
   c: './c.ts',
   handlers: './handlers.ts',
   panel: './panel.tsx',
+  headless: './headless.ts',
   e2e: 'e2e/lab-nvmf.spec.ts',
   bench: './bench.ts',
 });

@@ -9,6 +9,7 @@ export default defineLab({
   decoders: [smbDirectDecoder],
   host: './host.ts',
   panel: './panel.tsx',
+  headless: './headless.ts',
   e2e: 'e2e/lab-smbd.spec.ts',
   bench: './bench.ts',
 });
