@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProfileQuirks } from '../protocol/quirks.ts';
+import type { KeyStateName } from '../protocol/enums.ts';
 
 /** 64-bit values: a number when <= 2^53-1, else a "0x..." hex string. */
 export type U64 = number | string;
@@ -30,9 +31,10 @@ export interface NBuffer { handle: number; addr: U64; length: U64 }
 export interface NSge { addr: U64; length: number; lkey: number }
 export interface NMr {
   handle: number; pd: number; lkey: number; rkey: number; addr: U64; length: U64; iova: U64; access: number;
-  kind: string; state: string; sg: NSge[];
+  /** the key's state by its KeyState name (the device names it from kKeyStateNames, vl/names.h) */
+  kind: string; state: KeyStateName; sg: NSge[];
 }
-export interface NMw { handle: number; pd: number; rkey: number; type: number; state: string; mr: number; qp: number; addr: U64; length: U64; access: number }
+export interface NMw { handle: number; pd: number; rkey: number; type: number; state: KeyStateName; mr: number; qp: number; addr: U64; length: U64; access: number }
 export interface NQpCap { maxSendWr: number; maxRecvWr: number; maxSendSge: number; maxRecvSge: number; maxInlineData: number }
 export interface NQpInit { sendCq: number; recvCq: number; srq?: number; qpType: number; sqSigAll: boolean; cap: NQpCap; /** kernel-only: the device's GSI QP (QP1; UD) */ gsi?: boolean }
 export interface NQpAttr {

@@ -12,6 +12,8 @@ export function table<const T extends Record<string, number>>(t: T) {
     values: t,
     names: Object.keys(t) as [keyof T & string, ...(keyof T & string)[]],
     name: (v: number): string => byValue.get(v) ?? `UNKNOWN(${v})`,
+    /** the name of a value, typed, or undefined for a value the table does not have */
+    nameOf: (v: number): (keyof T & string) | undefined => byValue.get(v),
   };
 }
 
@@ -89,6 +91,7 @@ export const AtomicCap = table({ IBV_ATOMIC_NONE: 0, IBV_ATOMIC_HCA: 1, IBV_ATOM
 
 /** DeviceEvent.keyState of mr / mw life-cycle events: the key's state after the event (rxe_mr_state / rxe_mw_state). */
 export const KeyState = table({ invalid: 0, free: 1, valid: 2 });
+export type KeyStateName = (typeof KeyState.names)[number];
 /** DeviceEvent.change of ObjectModified: what modified the object. */
 export const Change = table({
   REREG: 0, MAP_MR_SG: 1, REG_MR: 2, LOCAL_INV: 3, REMOTE_INV: 4, BIND: 5, QP_DESTROYED: 6, MODIFY_QP: 7, MODIFY_SRQ: 8,

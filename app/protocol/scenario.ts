@@ -19,7 +19,7 @@ import { KIND_FACTS, OBJECT_KINDS } from './labs.ts';
 import { REF_RE } from './ref.ts';
 
 export { REF_RE, parseRef, type Ref } from './ref.ts';
-import { EventType, QpState, WcFlag, WcOpcode, WcStatus } from './enums.ts';
+import { EventType, KeyState, QpState, WcFlag, WcOpcode, WcStatus } from './enums.ts';
 
 export const SCENARIO_VERSION = 1;
 export const SCENARIO_MAX_BYTES = 4 * 1024 * 1024;
@@ -146,7 +146,7 @@ export const Expect = z.object({
   /** post.send / post.recv / srq.post_recv refused: the index of the refused work request (ibv_post_send's bad_wr). */
   badWr: z.number().int().min(0).max(1_000_000).optional(),
   /** State of an MR or MW key after the step. */
-  keyState: z.array(z.object({ key: ObjectName, state: z.enum(['valid', 'free', 'invalid']) }).strict()).max(64).optional(),
+  keyState: z.array(z.object({ key: ObjectName, state: z.enum(KeyState.names) }).strict()).max(64).optional(),
   /** Packets seen on the wire during this step. */
   packet: z.array(PacketExpect).max(64).optional(),
   /** State of a QP after the step (read back through qp.query). */

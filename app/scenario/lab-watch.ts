@@ -8,7 +8,7 @@
 // noticed by hand; the Labs panel says so.
 import type { LabStep } from '../protocol/lab.ts';
 import type { DeviceEvent } from '../protocol/index.ts';
-import { WcOpcode, WcStatus } from '../protocol/index.ts';
+import { KeyState, WcOpcode, WcStatus } from '../protocol/index.ts';
 import { BthOpcode } from '../protocol/bth.ts';
 import type { Expect } from '../protocol/scenario.ts';
 import { syndromeName } from './run.ts';
@@ -48,7 +48,7 @@ function matches(w: Want, e: DeviceEvent): boolean {
     return !!b && b[0] === w.opcode && (w.syndrome === undefined || syndromeName(b) === w.syndrome);
   }
   if (e.kind === 'ObjectCreated' && (e.objKind === 'mr' || e.objKind === 'mw') && e.keyState !== undefined)
-    return ['invalid', 'free', 'valid'][e.keyState] === w.state;
+    return KeyState.name(e.keyState) === w.state;
   return keyEvent(e)?.state === w.state;
 }
 

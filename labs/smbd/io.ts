@@ -9,6 +9,7 @@
 //   pool    64 x 1 MiB registered once (one lkey, local access only), a buffer checked out per request and returned
 //           on the completion event of its RDMA operation
 //   per-io  a fast-registration MR per I/O: IB_WR_REG_MR before the RDMA operation, IBV_WR_LOCAL_INV after
+import { resultSchema } from '../../app/protocol/commands.ts';
 import { must, wrId, wrKind, WR } from './peer.ts';
 import type { SmbdPeer, Wc } from './peer.ts';
 import { SMB2_CHANNEL, toHex } from './pdu.ts';
@@ -165,9 +166,9 @@ export class SmbdIo {
     let invalidatedBy: 'remote' | 'local';
     if (withInv >= 0) { c.other.splice(withInv, 1); invalidatedBy = 'remote'; }
     else { this.localInv(c, reg.rkey, 'client'); invalidatedBy = 'local'; this.stats.clientInvalidations++; }
-    const mrState = must(p, 'mr.query', { mr: this.cMr }).state as string;
+    const mrState = resultSchema('mr.query').parse(must(p, 'mr.query', { mr: this.cMr })).state;   // a KeyState name
     const dataOk = op === 'READ' ? (verify ? sameByte(p, this.cBuf, length, pattern) : true) : serverOk;
-    const ok = resp.status === 0 && resp.count === length && dataOk && /free/i.test(mrState);
+    const ok = resp.status === 0 && resp.count === length && dataOk && mrState === 'free';
     this.stats.ios++;
     this.stats.bytes += length;
     if (ok && verify) this.stats.verified++;

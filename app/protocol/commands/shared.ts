@@ -1,7 +1,7 @@
 // Schemas several commands share: numeric ranges, work requests, QP attributes (argument side, built over the
 // handle factory), and the device objects a reply carries (result side: mrOut, qpOut, … in app/host/commands).
 import { z } from 'zod';
-import { Access, Mtu, QpState, SendFlag, WrOpcode } from '../enums.ts';
+import { Access, KeyState, Mtu, QpState, SendFlag, WrOpcode } from '../enums.ts';
 import { GidText } from '../net.ts';
 import { RHandle, RU64, type HandleFactory } from '../descriptor.ts';
 
@@ -107,10 +107,10 @@ export const DeviceOut = z.object({
 export const SgeOut = z.object({ addr: RU64, length: z.number(), lkey: z.number() });
 export const MrOut = z.object({
   handle: RHandle, mr: RHandle, pd: RHandle, lkey: z.number(), rkey: z.number(), addr: RU64, length: RU64, iova: RU64,
-  access: z.number(), accessNames: z.array(z.string()), kind: z.string(), state: z.string(), sg: z.array(SgeOut),
+  access: z.number(), accessNames: z.array(z.string()), kind: z.string(), state: z.enum(KeyState.names), sg: z.array(SgeOut),
 });
 export const MwOut = z.object({
-  handle: RHandle, mw: RHandle, pd: RHandle, rkey: z.number(), type: z.number(), typeName: z.string(), state: z.string(),
+  handle: RHandle, mw: RHandle, pd: RHandle, rkey: z.number(), type: z.number(), typeName: z.string(), state: z.enum(KeyState.names),
   mr: z.number(), qp: z.number(), addr: RU64, length: RU64, access: z.number(), accessNames: z.array(z.string()),
 });
 const QpCapOut = z.object({ maxSendWr: z.number(), maxRecvWr: z.number(), maxSendSge: z.number(), maxRecvSge: z.number(), maxInlineData: z.number() });
