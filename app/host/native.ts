@@ -159,7 +159,8 @@ export interface NativeSession {
   data_path(): 'fast' | 'strict';
   write_pcap(path: string): NStatus;
   /** UDP transport (native/src/net/udp.h): exactly one of interface / address */
-  attach_net(dev: number, o: { interface?: string; address?: string; port?: number; peerPort?: number }): NResult<NNet>;
+  /** on failure `field` names the input at fault (native/src/net/udp.h UdpField) */
+  attach_net(dev: number, o: { interface?: string; address?: string; port?: number; peerPort?: number }): NResult<NNet> & { field?: 'device' | 'session' | 'options' | 'interface' | 'address' | 'port' };
   detach_net(dev: number): NStatus;
   net_info(dev: number): NNet | null;
   /** poll every attached transport (waits up to timeoutNs only with one transport); datagrams + engine actions */

@@ -12,10 +12,11 @@ import * as enums from './enums.ts';
 import { BthOpcode, bthOpcodeName } from './bth.ts';
 import { EVENT_KINDS, OBJ_KINDS } from './eventframe.ts';
 import { LAB_ENUMS } from './labs.ts';
+import { WR_OPS } from './wr-ops.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 type Entries = [number, string][];
-let cpp: { tables: Record<string, Entries>; bth: Entries };
+let cpp: { tables: Record<string, Entries>; bth: Entries; wrOps: [number, number, number][] };
 
 beforeAll(() => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vl-tables-'));
@@ -54,6 +55,12 @@ describe('C++ and TypeScript tables', () => {
   it('event kinds and object kinds: the frame layout indexes them as the device numbers them', () => {
     expect(EVENT_KINDS.map((n, i) => [i, n])).toEqual(sorted(cpp.tables.EventKind!));
     expect(OBJ_KINDS.map((n, i) => [i, n])).toEqual(sorted(cpp.tables.ObjKind!));
+  });
+
+  it('send opcodes: the console\'s table (wr-ops.ts) has the device\'s rows and QP types (core/wr_info.h)', () => {
+    const BIT = { IBV_QPT_RC: 1, IBV_QPT_UC: 2, IBV_QPT_UD: 4 } as const;
+    const ts = Object.entries(WR_OPS).map(([name, o]) => [enums.WrOpcode.values[name as keyof typeof WR_OPS], o.qpTypes.reduce((m, t) => m | BIT[t], 0)]);
+    expect(ts.sort((a, b) => a[0]! - b[0]!)).toEqual(cpp.wrOps.map(([op, types]) => [op, types]));
   });
 
   it('BTH opcodes: the ones the wire codec knows, each with the codec\'s (Wireshark\'s) name', () => {

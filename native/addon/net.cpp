@@ -31,7 +31,8 @@ Napi::Object NetObj(Napi::Env env, const vl::net::UdpTransport& t) {
   o.Set("stats", so);
   return o;
 }
-// attach_net(dev, { interface?, address?, port?, peerPort? }) -> Result<{ interface, port, gids, stats }>
+// attach_net(dev, { interface?, address?, port?, peerPort? }) -> Result<{ interface, port, gids, stats }>, with
+// `field` (UdpField's name) on failure
 Napi::Value AttachNet(const Napi::CallbackInfo& info, SessionState& ss) {
   auto env = info.Env(); Conv c(env);
   auto dev = c.u32(info[0], "dev");
@@ -49,9 +50,10 @@ Napi::Value AttachNet(const Napi::CallbackInfo& info, SessionState& ss) {
   }
   if (c.thrown()) return env.Undefined();
   auto* s = ss.S(env); if (!s) return env.Undefined();
-  auto r = vl::net::UdpTransport::attach(*s, dev, opt);
+  vl::net::UdpField bad = vl::net::UdpField::Device;
+  auto r = vl::net::UdpTransport::attach(*s, dev, opt, &bad);
   auto out = StatusObj(env, r);
-  if (!r.ok()) return out;
+  if (!r.ok()) { out.Set("field", vl::net::kUdpFieldNames[static_cast<int>(bad)]); return out; }
   r.value->set_capture(true);                    // the console saves the network pcap on request
   out.Set("value", NetObj(env, *r.value));
   ss.nets[dev] = std::move(r.value);

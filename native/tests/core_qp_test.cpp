@@ -1,4 +1,7 @@
 #include "core_fixture.h"
+#include "core/wr_info.h"
+
+#include <iterator>
 
 using namespace vlt;
 
@@ -210,4 +213,21 @@ TEST(CoreQp, SqdDrainsThenResumes) {
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].wr_id, 2u);
   EXPECT_EQ(read(p.s, p.a.buf.addr, 8192), read(p.s, p.b.buf.addr, 8192));
+}
+
+// The WR opcode table (core/wr_info.h): one row per opcode rdma-core names (kWrOpcodeNames), and the QP types of
+// IBA vol. 1 §10.7.3.1 (RDMA READ and atomics RC only; UD sends only).
+TEST(WrOpInfo, OneRowPerNamedOpcodeWithTheIbaQpTypes) {
+  ASSERT_EQ(std::size(kWrOpInfo), std::size(kWrOpcodeNames));
+  for (const auto& n : kWrOpcodeNames) {
+    const WrOpInfo* i = wr_op_info(static_cast<uint32_t>(n.value));
+    ASSERT_NE(i, nullptr) << n.name;
+    EXPECT_STREQ(wr_op_name(i->op), n.name);
+    EXPECT_TRUE(i->qp_types & WRQ_RC) << n.name;   // every send opcode is valid on RC
+    const bool ud = i->op == WR_SEND || i->op == WR_SEND_WITH_IMM;
+    EXPECT_EQ(bool(i->qp_types & WRQ_UD), ud) << n.name;
+    EXPECT_EQ(bool(i->qp_types & WRQ_UC), !(i->flags & (WRF_READ | WRF_ATOMIC))) << n.name;
+  }
+  EXPECT_EQ(wr_op_info(10), nullptr);   // no opcode 10 (IBV_WR_TSO is not modelled)
+  EXPECT_STREQ(wr_op_name(10), "unknown");
 }

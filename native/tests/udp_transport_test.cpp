@@ -137,17 +137,27 @@ TEST(UdpTransport, AttachToLoopbackInterfaceAndRefusals) {
   net::UdpOptions bad;
   bad.interface = "vlnosuch0";
   Handle d2 = s.create_device("rxe").value;
-  auto r = net::UdpTransport::attach(s, d2, bad);
+  net::UdpField field = net::UdpField::Session;
+  EXPECT_EQ((net::UdpTransport::attach(s, d, o, &field).err), EBUSY);
+  EXPECT_EQ(field, net::UdpField::Device);
+  auto r = net::UdpTransport::attach(s, d2, bad, &field);
   EXPECT_EQ(r.err, ENODEV);
+  EXPECT_EQ(field, net::UdpField::Interface);
   EXPECT_NE(r.msg.find("vlnosuch0"), std::string::npos);
   bad.interface.clear();
-  r = net::UdpTransport::attach(s, d2, bad);
+  r = net::UdpTransport::attach(s, d2, bad, &field);
   EXPECT_EQ(r.err, EINVAL);
+  EXPECT_EQ(field, net::UdpField::Options);
   bad.address = "::1"; bad.interface = "lo";
   EXPECT_EQ(net::UdpTransport::attach(s, d2, bad).err, EINVAL);
   bad.interface.clear(); bad.address = "localhost";
-  EXPECT_EQ(net::UdpTransport::attach(s, d2, bad).err, EINVAL);
-  EXPECT_EQ(net::UdpTransport::attach(s, 999999, o).err, ENOENT);
+  EXPECT_EQ(net::UdpTransport::attach(s, d2, bad, &field).err, EINVAL);
+  EXPECT_EQ(field, net::UdpField::Address);
+  bad.address = "192.0.2.250";                                  // not an address of this host
+  EXPECT_NE(net::UdpTransport::attach(s, d2, bad, &field).err, 0);
+  EXPECT_EQ(field, net::UdpField::Address);
+  EXPECT_EQ(net::UdpTransport::attach(s, 999999, o, &field).err, ENOENT);
+  EXPECT_EQ(field, net::UdpField::Device);
   // sgid_index beyond the table is refused at modify_qp
   Handle pd = s.alloc_pd(d).value, cq = s.create_cq(d, 16).value;
   QpInitAttr ia; ia.pd = pd; ia.send_cq = cq; ia.recv_cq = cq;

@@ -1,4 +1,5 @@
-// vl_tables: prints the device's enum tables (vl/names.h, and a lab's: vl/nvmf_names.h) and the wire codec's BTH opcode names as one JSON object,
+// vl_tables: prints the device's enum tables (vl/names.h, and a lab's: vl/nvmf_names.h), the wire codec's BTH opcode names
+// and the send opcodes' QP types (core/wr_info.h) as one JSON object,
 //   { "tables": { "WcStatus": [[0, "IBV_WC_SUCCESS"], ...], ... }, "bth": [[0, "RC Send First"], ...] }
 // for app/protocol/tables.test.ts, which checks app/protocol's tables against them.
 #include <cstdio>
@@ -6,6 +7,7 @@
 #include "vl/names.h"
 #include "vl/nvmf_names.h"
 #include "vl/wire.h"
+#include "core/wr_info.h"
 
 namespace {
 void str(const char* s) {
@@ -44,6 +46,10 @@ int main() {
     str(vl::wire::opcode_name(static_cast<uint8_t>(op)));
     std::putchar(']');
   }
+  // the send opcodes' facts (core/wr_info.h): [opcode, QP-type bits RC 1 | UC 2 | UD 4, flags]
+  std::printf("],\"wrOps\":[");
+  for (size_t i = 0; i < std::size(vl::kWrOpInfo); i++)
+    std::printf("%s[%u,%u,%u]", i ? "," : "", vl::kWrOpInfo[i].op, vl::kWrOpInfo[i].qp_types, vl::kWrOpInfo[i].flags);
   std::printf("]}\n");
   return 0;
 }

@@ -37,6 +37,9 @@ export const deviceHandlers: Handlers<typeof deviceCommands> = {
   },
 };
 
+/** device.attachNet's argument for each UdpField (the session's free-running mode is about the device's session) */
+const ATTACH_FIELD = { device: 'args.device', session: 'args.device', options: 'args.interface', interface: 'args.interface', address: 'args.address', port: 'args.port' } as const;
+
 function attachNet(x: NativeExecutor, a: CommandArgs<'device.attachNet'>): Outcome<ResultOf<'device.attachNet'>> {
   if ((a.interface === undefined) === (a.address === undefined))
     return fail('EINVAL', 'args.interface: give exactly one of "interface" (a host interface such as lo or eth0) or "address" (one local IP address)', 'args.interface');
@@ -49,8 +52,7 @@ function attachNet(x: NativeExecutor, a: CommandArgs<'device.attachNet'>): Outco
   if (x.s.runner_running()) x.stepsLeft += u64n(x.s.runner_stop());
   const r = x.s.attach_net(a.device, { interface: a.interface, address: a.address, port: a.port, peerPort: a.peerPort });
   if (r.err) {
-    const field = /^(options\.)?interface/.test(r.msg) ? 'args.interface' : /bind|GID \d+:/.test(r.msg) ? (a.address !== undefined ? 'args.address' : 'args.port')
-      : /address|parse|literal|numeric/i.test(r.msg) ? 'args.address' : 'args.device';
+    const field = ATTACH_FIELD[r.field ?? 'device'];   // the device says which input (UdpField), not its message
     return fail(errnoName(r.err), `${field}: ${r.msg}`, field);
   }
   x.netDevices.add(a.device);

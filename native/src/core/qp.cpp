@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "core/impl.h"
+#include "core/wr_info.h"
 
 namespace vl {
 
@@ -342,24 +343,6 @@ bool SessionImpl::take_recv_wqe(Qp& q, RecvWr& out, bool& from_srq) {
   return true;
 }
 
-static const char* wr_name(uint32_t op) {
-  switch (op) {
-    case WR_RDMA_WRITE: return "IBV_WR_RDMA_WRITE";
-    case WR_RDMA_WRITE_WITH_IMM: return "IBV_WR_RDMA_WRITE_WITH_IMM";
-    case WR_SEND: return "IBV_WR_SEND";
-    case WR_SEND_WITH_IMM: return "IBV_WR_SEND_WITH_IMM";
-    case WR_RDMA_READ: return "IBV_WR_RDMA_READ";
-    case WR_ATOMIC_CMP_AND_SWP: return "IBV_WR_ATOMIC_CMP_AND_SWP";
-    case WR_ATOMIC_FETCH_AND_ADD: return "IBV_WR_ATOMIC_FETCH_AND_ADD";
-    case WR_LOCAL_INV: return "IBV_WR_LOCAL_INV";
-    case WR_BIND_MW: return "IBV_WR_BIND_MW";
-    case WR_SEND_WITH_INV: return "IBV_WR_SEND_WITH_INV";
-    case WR_RDMA_READ_WITH_INV: return "IB_WR_RDMA_READ_WITH_INV";
-    case WR_REG_MR: return "IB_WR_REG_MR";
-  }
-  return "unknown";
-}
-
 PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wrs, bool internal) {
   PostResult r;
   Qp* qq = qp(qph);
@@ -380,22 +363,21 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
   for (size_t i = 0; i < wrs.size(); i++) {
     const SendWr& w = wrs[i];
     uint32_t op = w.opcode;
-    bool known = op <= WR_SEND_WITH_INV || op == WR_RDMA_READ_WITH_INV || op == WR_REG_MR;
-    if (!known) return bad(i, EINVAL, ".opcode: unknown opcode " + std::to_string(op));
-    const bool read = op == WR_RDMA_READ || op == WR_RDMA_READ_WITH_INV;
-    bool valid_type = type == QPT_RC || (type == QPT_UC && !read && op != WR_ATOMIC_CMP_AND_SWP && op != WR_ATOMIC_FETCH_AND_ADD) ||
-                      (type == QPT_UD && (op == WR_SEND || op == WR_SEND_WITH_IMM));
-    if (!valid_type) return bad(i, EINVAL, std::string(".opcode: ") + wr_name(op) + " is not valid on a " + type_name(type) + " QP");
+    const WrOpInfo* info = wr_op_info(op);   // the opcode's facts (core/wr_info.h)
+    if (!info) return bad(i, EINVAL, ".opcode: unknown opcode " + std::to_string(op));
+    const bool read = info->flags & WRF_READ;
+    if (!(info->qp_types & wr_qp_type_bit(type)))
+      return bad(i, EINVAL, std::string(".opcode: ") + wr_op_name(op) + " is not valid on a " + type_name(type) + " QP");
     // RDMA READ with invalidate is iWARP's (core rw.c uses it where rdma_cap_read_inv(), i.e. rdma_protocol_iwarp);
     // rxe takes it at post time and fails it in the requester (profile flag read_with_inv_loc_qp_op_err)
     if (op == WR_RDMA_READ_WITH_INV && !pr.read_with_inv && !pr.read_with_inv_loc_qp_op_err)
       return bad(i, EINVAL, ".opcode: IB_WR_RDMA_READ_WITH_INV is iWARP only (rdma_cap_read_inv); " + pr.name + " has no such work request");
-    if ((op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) && pr.atomic_cap == ATOMIC_NONE)
-      return bad(i, EOPNOTSUPP, std::string(".opcode: ") + wr_name(op) + " needs atomic_cap, device has IBV_ATOMIC_NONE");
-    if ((op == WR_LOCAL_INV || op == WR_SEND_WITH_INV || op == WR_REG_MR) && !(pr.device_cap_flags & DEVICE_MEM_MGT_EXTENSIONS))
-      return bad(i, EOPNOTSUPP, std::string(".opcode: ") + wr_name(op) + " needs IBV_DEVICE_MEM_MGT_EXTENSIONS");
-    if (op == WR_BIND_MW && !(pr.device_cap_flags & DEVICE_MEM_WINDOW))
-      return bad(i, EOPNOTSUPP, ".opcode: IBV_WR_BIND_MW needs IBV_DEVICE_MEM_WINDOW");
+    if ((info->flags & WRF_ATOMIC) && pr.atomic_cap == ATOMIC_NONE)
+      return bad(i, EOPNOTSUPP, std::string(".opcode: ") + wr_op_name(op) + " needs atomic_cap, device has IBV_ATOMIC_NONE");
+    if ((info->flags & WRF_MEM_MGT) && !(pr.device_cap_flags & DEVICE_MEM_MGT_EXTENSIONS))
+      return bad(i, EOPNOTSUPP, std::string(".opcode: ") + wr_op_name(op) + " needs IBV_DEVICE_MEM_MGT_EXTENSIONS");
+    if ((info->flags & WRF_MW) && !(pr.device_cap_flags & DEVICE_MEM_WINDOW))
+      return bad(i, EOPNOTSUPP, std::string(".opcode: ") + wr_op_name(op) + " needs IBV_DEVICE_MEM_WINDOW");
     if (w.sg_list.size() > q.init.cap.max_send_sge)
       return bad(i, EINVAL, ".sg_list: " + std::to_string(w.sg_list.size()) + " SGEs > max_send_sge " + std::to_string(q.init.cap.max_send_sge));
     if (q.sq.size() >= q.init.cap.max_send_wr)
@@ -415,7 +397,7 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
     bool is_inline = w.send_flags & SEND_INLINE;
     if (is_inline) {
       if (op != WR_SEND && op != WR_SEND_WITH_IMM && op != WR_RDMA_WRITE && op != WR_RDMA_WRITE_WITH_IMM && op != WR_SEND_WITH_INV)
-        return bad(i, EINVAL, std::string(".send_flags: IBV_SEND_INLINE is not valid with ") + wr_name(op));
+        return bad(i, EINVAL, std::string(".send_flags: IBV_SEND_INLINE is not valid with ") + wr_op_name(op));
       uint64_t ilen = w.inline_data.empty() ? len : w.inline_data.size();
       if (ilen > q.init.cap.max_inline_data)
         return bad(i, EINVAL, ".inline_data: " + std::to_string(ilen) + " bytes > max_inline_data " + std::to_string(q.init.cap.max_inline_data));
@@ -467,7 +449,7 @@ PostResult SessionImpl::post_send_impl(Handle qph, const std::vector<SendWr>& wr
     q.sq.commit_back();
     q.sq_posted++;
     if (capture) {
-      auto& ev = emit(EventKind::WqePosted, q.dev, q.h, "qp", std::string(wr_name(op)) + " wr_id " + std::to_string(w.wr_id));
+      auto& ev = emit(EventKind::WqePosted, q.dev, q.h, "qp", std::string(wr_op_name(op)) + " wr_id " + std::to_string(w.wr_id));
       ev.a = w.wr_id; ev.b = op; ev.c = len; ev.d = q.sq.size();
     }
   }

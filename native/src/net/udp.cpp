@@ -77,14 +77,18 @@ static Result<int> open_socket(const IpAddr& ip, uint16_t port, bool& gso, bool&
   return rok(fd);
 }
 
-Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle devh, const UdpOptions& o) {
+Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle devh, const UdpOptions& o, UdpField* bad) {
   using R = Result<std::unique_ptr<UdpTransport>>;
+  auto refuse = [bad](UdpField f, int err, std::string msg) {
+    if (bad) *bad = f;
+    return rfail<std::unique_ptr<UdpTransport>>(err, std::move(msg));
+  };
   SessionImpl& S = s.internals();
   Device* d = S.dev(devh);
-  if (!d) return rfail<std::unique_ptr<UdpTransport>>(ENOENT, "dev: no device with handle " + std::to_string(devh));
-  if (d->port) return rfail<std::unique_ptr<UdpTransport>>(EBUSY, "dev: device " + d->name + " is already on the network");
-  if (S.free_running) return rfail<std::unique_ptr<UdpTransport>>(EINVAL, "session: free-running mode is on; the UDP transport drives the engine in real time through poll()");
-  if (o.interface.empty() == o.address.empty()) return rfail<std::unique_ptr<UdpTransport>>(EINVAL, "options: give exactly one of interface or address");
+  if (!d) return refuse(UdpField::Device, ENOENT, "dev: no device with handle " + std::to_string(devh));
+  if (d->port) return refuse(UdpField::Device, EBUSY, "dev: device " + d->name + " is already on the network");
+  if (S.free_running) return refuse(UdpField::Session, EINVAL, "session: free-running mode is on; the UDP transport drives the engine in real time through poll()");
+  if (o.interface.empty() == o.address.empty()) return refuse(UdpField::Options, EINVAL, "options: give exactly one of interface or address");
   std::unique_ptr<UdpTransport> t(new UdpTransport(s, devh));
   t->port_ = o.port;
   t->peer_port_ = o.peer_port ? o.peer_port : o.port;
@@ -96,8 +100,8 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
   uint32_t mtu = 0;
   if (!o.interface.empty()) {
     auto ifc = find_interface(o.interface);
-    if (!ifc.ok()) return rfail<std::unique_ptr<UdpTransport>>(ifc.err, ifc.msg);
-    if (!ifc.value.up) return rfail<std::unique_ptr<UdpTransport>>(ENETDOWN, "interface: " + o.interface + " is down");
+    if (!ifc.ok()) return refuse(UdpField::Interface, ifc.err, ifc.msg);
+    if (!ifc.value.up) return refuse(UdpField::Interface, ENETDOWN, "interface: " + o.interface + " is down");
     t->ifname_ = ifc.value.name;
     mtu = ifc.value.mtu;
     gids = roce_gid_table(ifc.value);
@@ -112,9 +116,9 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
     }
   } else {
     auto ip = parse_ip(o.address);
-    if (!ip.ok()) return rfail<std::unique_ptr<UdpTransport>>(ip.err, ip.msg);
+    if (!ip.ok()) return refuse(UdpField::Address, ip.err, ip.msg);
     auto ifc = interface_with_address(ip.value);
-    if (!ifc.ok()) return rfail<std::unique_ptr<UdpTransport>>(ifc.err, ifc.msg);
+    if (!ifc.ok()) return refuse(UdpField::Address, ifc.err, ifc.msg);
     if (link_local(ip.value) && !ip.value.scope_id) ip.value.scope_id = ifc.value.index;
     t->ifname_ = ifc.value.name;
     mtu = ifc.value.mtu;
@@ -134,7 +138,8 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
     if (!fd.ok()) {
       for (auto& k : t->socks_) close(k.fd);
       t->socks_.clear();
-      return rfail<std::unique_ptr<UdpTransport>>(fd.err, "GID " + std::to_string(i) + ": " + fd.msg);
+      // the socket of an address given by the caller, else the port every GID's socket binds
+      return refuse(o.address.empty() ? UdpField::Port : UdpField::Address, fd.err, "GID " + std::to_string(i) + ": " + fd.msg);
     }
     if (t->port_ == 0) {                           // ephemeral: every other GID's socket takes the same port
       sockaddr_storage ss;

@@ -95,11 +95,17 @@ struct UdpStats {
   int gso_fallback_errno = 0;                       // the error that turned GSO off (0: never)
 };
 
+// What an attach failure is about, so that a caller names the field without reading the message
+// (device.attachNet's args.<field>); names in kUdpFieldNames.
+enum class UdpField : uint8_t { Device = 0, Session = 1, Options = 2, Interface = 3, Address = 4, Port = 5 };
+inline constexpr const char* kUdpFieldNames[] = {"device", "session", "options", "interface", "address", "port"};
+
 class UdpTransport : public WirePort {
  public:
   // Binds one socket per usable GID and sets the device's GID table (and active_mtu from the interface MTU).
-  // The session must not be in free-running mode (the transport drives its engine in real time).
-  static Result<std::unique_ptr<UdpTransport>> attach(Session& s, Handle dev, const UdpOptions& o);
+  // The session must not be in free-running mode (the transport drives its engine in real time). On failure
+  // *bad (when given) says which input was at fault.
+  static Result<std::unique_ptr<UdpTransport>> attach(Session& s, Handle dev, const UdpOptions& o, UdpField* bad = nullptr);
   ~UdpTransport() override;                  // detaches the device (its packets go nowhere afterwards)
   UdpTransport(const UdpTransport&) = delete;
   UdpTransport& operator=(const UdpTransport&) = delete;

@@ -1,15 +1,23 @@
 // A work/completion queue drawn as a ring: one wedge per slot, colored by opcode, outlined red on error,
 // faded once consumed; producer (P) and consumer (C) indices marked. Slot contents come from Wqe*/Cqe events.
+import type { WcOpcode, WrOpcode } from '../../../app/protocol/index.ts';
 import type { Ring, Slot } from '../store/models.ts';
 
-export function opClass(op: string): string {
-  if (/ATOMIC|COMP_SWAP|FETCH_ADD|CMP_AND/.test(op)) return 'atomic';
-  if (/READ/.test(op)) return 'read';
-  if (/WRITE/.test(op)) return 'write';
-  if (/RECV/.test(op)) return 'recv';
-  if (/SEND/.test(op)) return 'send';
-  return 'other';
-}
+type OpClass = 'atomic' | 'read' | 'write' | 'recv' | 'send' | 'other';
+/** The wedge color of every opcode a slot can hold: each WR opcode (SQ), each WC opcode (CQ), RECV (RQ / SRQ). A
+ *  table typed by the enum tables, so a new opcode has no color until it is given one here (it does not compile). */
+const OP_CLASS: Record<keyof typeof WrOpcode.values | keyof typeof WcOpcode.values | 'RECV', OpClass> = {
+  IBV_WR_RDMA_WRITE: 'write', IBV_WR_RDMA_WRITE_WITH_IMM: 'write', IBV_WR_SEND: 'send', IBV_WR_SEND_WITH_IMM: 'send',
+  IBV_WR_RDMA_READ: 'read', IBV_WR_ATOMIC_CMP_AND_SWP: 'atomic', IBV_WR_ATOMIC_FETCH_AND_ADD: 'atomic',
+  IBV_WR_LOCAL_INV: 'other', IBV_WR_BIND_MW: 'other', IBV_WR_SEND_WITH_INV: 'send', IB_WR_RDMA_READ_WITH_INV: 'read',
+  IB_WR_REG_MR: 'other',
+  IBV_WC_SEND: 'send', IBV_WC_RDMA_WRITE: 'write', IBV_WC_RDMA_READ: 'read', IBV_WC_COMP_SWAP: 'atomic',
+  IBV_WC_FETCH_ADD: 'atomic', IBV_WC_BIND_MW: 'other', IBV_WC_LOCAL_INV: 'other', IB_WC_REG_MR: 'other',
+  IBV_WC_RECV: 'recv', IBV_WC_RECV_RDMA_WITH_IMM: 'recv', IBV_WC_DRIVER1: 'other',
+  RECV: 'recv',
+};
+
+export function opClass(op: string): OpClass { return (OP_CLASS as Record<string, OpClass | undefined>)[op] ?? 'other'; }
 
 function arc(cx: number, cy: number, r0: number, r1: number, a0: number, a1: number): string {
   const p = (r: number, a: number) => `${(cx + r * Math.sin(a)).toFixed(2)} ${(cy - r * Math.cos(a)).toFixed(2)}`;

@@ -4,8 +4,16 @@
 import { WcStatus } from '../../../app/protocol/index.ts';
 import { quirkRules, type ProfileQuirks } from '../../../app/protocol/quirks.ts';
 
-const WORDS: Record<string, string> = {
+type WcStatusName = keyof typeof WcStatus.values;
+
+const WORDS: Record<WcStatusName, string> = {
   IBV_WC_SUCCESS: 'the work request completed',
+  // Reliable Datagram / EE context statuses: rdma-core names them, no Linux device (nor this one) implements RD
+  IBV_WC_LOC_EEC_OP_ERR: 'a local EE context operation error (Reliable Datagram, which no Linux device implements)',
+  IBV_WC_LOC_RDD_VIOL_ERR: 'a local RD domain violation (Reliable Datagram only)',
+  IBV_WC_REM_INV_RD_REQ_ERR: 'the responder found the Reliable Datagram request invalid (RD only)',
+  IBV_WC_INV_EECN_ERR: 'an invalid EE context number (Reliable Datagram only)',
+  IBV_WC_INV_EEC_STATE_ERR: 'an invalid EE context state (Reliable Datagram only)',
   IBV_WC_LOC_LEN_ERR: 'a local length error: the message did not fit the posted buffers (or exceeded a limit)',
   IBV_WC_LOC_QP_OP_ERR: 'a local QP operation error: the WQE was malformed or not allowed for this QP',
   IBV_WC_LOC_PROT_ERR: 'a local protection error: an lkey in the SG list did not cover the buffer with the needed access',
@@ -24,13 +32,19 @@ const WORDS: Record<string, string> = {
   IBV_WC_GENERAL_ERR: 'a general error',
 };
 
+/** The statuses whose cause the device states as it decides them (a KeyCheck, or the refusal of a local operation):
+ *  their explanation quotes the device's reason. */
+const QUOTES_REASON: ReadonlySet<string> = new Set<WcStatusName>([
+  'IBV_WC_LOC_QP_OP_ERR', 'IBV_WC_LOC_PROT_ERR', 'IBV_WC_MW_BIND_ERR', 'IBV_WC_LOC_ACCESS_ERR', 'IBV_WC_REM_INV_REQ_ERR', 'IBV_WC_REM_ACCESS_ERR',
+]);
+
 /** `reason`: the device's own words for this failure (a failed KeyCheck, or the refusal of a local operation —
  *  BIND_MW, LOCAL_INV, REG_MR — that the device gave as it started the WQE), quoted after the status's words;
  *  `rule`: the completion's own rule field (the profile rule the device applied), when it has one. */
 export function explainWc(status: number | string, reason?: string, quirks?: Partial<ProfileQuirks>, rule?: string): string {
   const name = typeof status === 'number' ? WcStatus.name(status) : status;
-  const w = WORDS[name] ?? 'no explanation recorded for this status';
-  const base = reason && /ACCESS|PROT|INV_REQ|MW_BIND|LOC_QP_OP/.test(name) ? `${w}: ${reason}` : w;
+  const w = (WORDS as Record<string, string | undefined>)[name] ?? 'no explanation recorded for this status';
+  const base = reason && QUOTES_REASON.has(name) ? `${w}: ${reason}` : w;
   const rules = quirkRules(name, quirks, rule);
   return rules.length ? `${base}. ${rules.join(' ')}` : base;
 }
