@@ -83,6 +83,11 @@ export function openReal(addon: NativeAddon & RealAddon, device: string, library
   return { ok: true, session: new RealSession(d) };
 }
 
+/** A result with its value mapped (an error stays the error). */
+function mapped<A, B>(r: NResult<A>, f: (v: A) => B): NResult<B> {
+  return r.err ? { err: r.err, msg: r.msg } : { err: r.err, msg: r.msg, value: f(r.value as A) };
+}
+
 /** A session over one real device: the NativeSession interface over the binding. */
 export class RealSession implements NativeSession {
   readonly info: NRealInfo;
@@ -158,13 +163,12 @@ export class RealSession implements NativeSession {
   reg_mr(pd: number, addr: U64, length: U64, access: number, iova?: U64): NResult<NMr> {
     const r = this.created(this.d.reg_mr(pd, addr, length, access, iova), 'mr', (m) => m.handle,
       (m) => ({ a: m.lkey, b: m.rkey, c: m.addr, d: m.length, keyState: 2 }));
-    return r.err ? (r as unknown as NResult<NMr>) : { ...r, value: this.mr(r.value!) };
+    return mapped(r, (m) => this.mr(m));
   }
   rereg_mr(mr: number, flags: number, pd: number, addr: U64, length: U64, access: number): NResult<NMr> {
     const r = this.d.rereg_mr(mr, flags, pd, addr, length, access);
-    if (r.err) return r as unknown as NResult<NMr>;
-    this.emit('ObjectModified', mr, 'mr', { a: r.value!.lkey, b: r.value!.rkey, c: flags, change: 0, keyState: 2 });
-    return { ...r, value: this.mr(r.value!) };
+    if (!r.err) this.emit('ObjectModified', mr, 'mr', { a: r.value!.lkey, b: r.value!.rkey, c: flags, change: 0, keyState: 2 });
+    return mapped(r, (m) => this.mr(m));
   }
   dereg_mr(mr: number): NStatus {
     const m = this.d.mr_info(mr);
@@ -188,7 +192,7 @@ export class RealSession implements NativeSession {
   create_cq(dev: number, cqe: number, withChannel: boolean): NResult<number> {
     if (dev !== 1) return { err: ENOENT, msg: `no device with handle ${dev} (this session's device is 1: ${this.info.name})` };
     const r = this.created(this.d.create_cq(cqe, withChannel), 'cq', (c) => c.cq, (c) => ({ a: c.cqe, b: c.channel ? 1 : 0 }));
-    return r.err ? (r as unknown as NResult<number>) : { ...r, value: r.value!.cq };
+    return mapped(r, (c) => c.cq);
   }
   cq_info(cq: number) { return this.d.cq_info(cq); }
   destroy_cq(cq: number): NStatus { return this.destroyed(this.d.destroy_cq(cq), cq, 'cq'); }

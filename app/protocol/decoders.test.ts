@@ -11,6 +11,7 @@ import type { DeviceEvent } from './messages.ts';
 import { parseScenarioText } from '../scenario/load.ts';
 import { ScenarioRun } from '../scenario/run.ts';
 import { needAddon } from '../scenario/testlib.ts';
+import { LAB_DECODERS } from './labs.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -137,7 +138,8 @@ describe('the registry', () => {
     offBad();
     off();
     expect(decodePayload(b)).toBeUndefined();
-    expect(registeredDecoders().map((d) => d.id)).toEqual(['nvme-rdma', 'smb-direct']);
+    expect(registeredDecoders().map((d) => d.id)).toEqual(LAB_DECODERS.map((d) => d.id));   // the manifests' decoders, in lab order
+    expect(LAB_DECODERS.map((d) => d.id)).toEqual(expect.arrayContaining(['nvme-rdma', 'smb-direct']));
   });
 });
 

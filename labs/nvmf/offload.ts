@@ -5,7 +5,7 @@
 // (ibv_qp_set_nvmf after CONNECT) and the device serves its READ / WRITE / FLUSH capsules itself, while what it does not
 // offload (Connect, admin, Fabrics) still reaches the software target as ordinary RECV completions.
 import { NvmfPass, NvmfStep } from './enums.ts';
-import type { Command, DeviceEvent } from '../../app/protocol/index.ts';
+import { Command, type DeviceEvent } from '../../app/protocol/index.ts';
 import type { FlowRow } from './flow.ts';
 import type { NvmfFabric } from './fabric.ts';
 import { must } from './verbs.ts';
@@ -14,7 +14,7 @@ export interface OffloadBackend { srq: number; nvme: number; nvmeCtrl: number; b
 
 /** A protocol command through the fabric's executor (the device's offload verbs, labs/nvmf/commands.ts). */
 function run<T>(f: NvmfFabric, cmd: string, args: Record<string, unknown>): T {
-  const r = f.x.exec({ cmd, args } as unknown as Command);
+  const r = f.x.exec(Command.parse({ cmd, args }));   // validated as the protocol validates it
   if (!r.ok) throw new OffloadError(r.error.code, `${cmd}: ${r.error.message}`);
   return r.result as T;
 }
