@@ -41,7 +41,7 @@ export class LabsHost {
       name: 'lab.get',
       handler: (c) => {
         const f = this.find(c.args.id);
-        return 'error' in f ? f : { ok: true, result: { lab: f.flat.lab as unknown as Record<string, unknown> } };
+        return 'error' in f ? f : { ok: true, result: { lab: { ...f.flat.lab } } };
       },
     });
     core.register({ name: 'lab.start', handler: (c) => this.start(c.args) });

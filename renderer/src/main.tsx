@@ -59,7 +59,7 @@ async function boot() {
   const saved = typeof localStorage !== 'undefined' ? localStorage.getItem('vl.theme') : null;
   if (saved === 'dark' || saved === 'light') store.getState().setTheme(saved);
   else if (typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches) store.getState().setTheme('dark');
-  (globalThis as unknown as { __vlStore?: unknown }).__vlStore = store;   // for debugging from devtools
+  Object.assign(globalThis, { __vlStore: store });   // for debugging from devtools
   createRoot(document.getElementById('root')!).render(
     <Root store={store} transport={transport} />,
   );

@@ -34,7 +34,7 @@ export function sessionTransport(t: ConsoleTransport, session: number, who: () =
 
 // by session, pid and attach time: a restarted backend host numbers its sessions from 1 again
 const stores = new Map<string, ConsoleStore>();
-(globalThis as unknown as { __vlAttached?: unknown }).__vlAttached = stores;   // for debugging from devtools
+Object.assign(globalThis, { __vlAttached: stores });   // for debugging from devtools
 
 /** The store of attached session `id` (made on first use, kept while the page lives: an ended session stays readable). */
 export function attachedStore(t: ConsoleTransport, s: AttachedSession): ConsoleStore {

@@ -35,7 +35,7 @@ type DeviceOut = ResultOf<'device.list'>['devices'][number];
 type ProfileOut = ResultOf<'device.list'>['profiles'][number];
 
 export function profileView(p: ProfileOut): ProfileView {
-  return { name: p.name, description: p.description, transport: p.transport, raw: p as unknown as Rec };
+  return { name: p.name, description: p.description, transport: p.transport, raw: { ...p } };
 }
 /** a device.list entry (typed: the protocol's DeviceOut) */
 export function deviceView(d: DeviceOut): DeviceView {
@@ -56,7 +56,7 @@ export function deviceView(d: DeviceOut): DeviceView {
     activeMtu: pr.activeMtuName, transport: pr.transport,
     net: d.net ? netView(d.net) : null,
     nodeGuid: d.nodeGuid,
-    raw: d as unknown as Rec,
+    raw: { ...d },
   };
 }
 /** a device's network attachment (device.list's net: the protocol's NetOut), or null off the network */

@@ -81,8 +81,9 @@ export class KeyTable {
       }
     }
     // any structured detail the host decoded for us wins
-    const info = (e as unknown as Rec).info ?? (e as unknown as Rec).obj_info;
-    if (isRec(info)) this.applyInfo(type, info as unknown as KeyInfo, e.obj);
+    const extra: Rec = { ...e };   // fields beyond the event schema's
+    const info = extra.info ?? extra.obj_info;
+    if (isRec(info)) this.applyInfo(type, info as KeyInfo, e.obj);
     if (e.keyState !== undefined) k.state = KeyState.nameOf(e.keyState) ?? k.state;
     return true;
   }
