@@ -76,19 +76,35 @@ const cases: [string, Uint8Array][] = [
   ...built,
 ];
 
+/** both decoders on one packet: the same claim, summary and fields; returns the summary (or null) */
+function agree(udp: Uint8Array, protocol?: string): string | null {
+  const input = payloadOfPacket(record(udp));
+  const ts = input ? decodePayload({ ...input, ...(protocol ? { protocol } : {}) }) : undefined;
+  const cc = addon.decodePayloadNative(udp, protocol);
+  if (!ts) { expect(cc).toBeNull(); return null; }
+  expect(cc).not.toBeNull();
+  expect(cc!.protocol).toBe(ts.protocol);
+  expect(cc!.summary).toBe(ts.summary);
+  expect(cc!.fields).toEqual(flat(ts.fields));
+  return ts.summary;
+}
+
 describe('C++ and TypeScript payload decoders agree', () => {
   for (const protocol of [undefined, 'nvme-rdma', 'nvme-rdma/admin', 'nvme-rdma/io']) {
-    it.each(cases)(`%s (protocol ${protocol ?? 'unknown'})`, (_what, udp) => {
-      const input = payloadOfPacket(record(udp));
-      const ts = input ? decodePayload({ ...input, ...(protocol ? { protocol } : {}) }) : undefined;
-      const cc = addon.decodePayloadNative(udp, protocol);
-      if (!ts) { expect(cc).toBeNull(); return; }
-      expect(cc).not.toBeNull();
-      expect(cc!.protocol).toBe(ts.protocol);
-      expect(cc!.summary).toBe(ts.summary);
-      expect(cc!.fields).toEqual(flat(ts.fields));
-    });
+    it.each(cases)(`%s (protocol ${protocol ?? 'unknown'})`, (_what, udp) => { agree(udp, protocol); });
   }
+  it('every opcode on an admin and an I/O queue, and every Fabrics command type: both opcode tables name it alike', () => {
+    const named = new Set<string>();
+    for (const protocol of ['nvme-rdma/admin', 'nvme-rdma/io', undefined]) {
+      for (let opc = 0; opc < 256; opc++) {
+        const s = agree(packet(BthOpcode.RC_SEND_ONLY, sqe(opc, () => {})), protocol);
+        if (s) named.add(s.split(' CID')[0]!);
+      }
+    }
+    for (let t = 0; t < 256; t++) agree(packet(BthOpcode.RC_SEND_ONLY, sqe(0x7f, (_v, b) => { b[4] = t; })), 'nvme-rdma/admin');
+    expect(named.size).toBeGreaterThan(30);   // the admin and NVM tables (22 + 13 names) were reached
+    for (const n of ['NVMe Sanitize', 'NVMe Keep Alive', 'NVMe Copy', 'NVMe Dataset Management']) expect(named).toContain(n);
+  });
   it('the cases exercise both claimed and unclaimed payloads, commands and responses', () => {
     const got = cases.map(([, u]) => addon.decodePayloadNative(u, 'nvme-rdma')?.summary ?? null);
     expect(got.filter((s) => s === null).length).toBeGreaterThanOrEqual(3);
