@@ -228,6 +228,12 @@ TEST(WrOpInfo, OneRowPerNamedOpcodeWithTheIbaQpTypes) {
     EXPECT_EQ(bool(i->qp_types & WRQ_UD), ud) << n.name;
     EXPECT_EQ(bool(i->qp_types & WRQ_UC), !(i->flags & (WRF_READ | WRF_ATOMIC))) << n.name;
   }
+  // the solicited event bit goes with the operations that complete a receive (IBA 9.2.3)
+  for (uint32_t op : {WR_SEND, WR_SEND_WITH_IMM, WR_SEND_WITH_INV, WR_RDMA_WRITE_WITH_IMM}) EXPECT_TRUE(wr_solicitable(op)) << wr_op_name(op);
+  for (uint32_t op : {WR_RDMA_WRITE, WR_RDMA_READ, WR_ATOMIC_FETCH_AND_ADD, WR_LOCAL_INV, WR_BIND_MW, WR_REG_MR}) EXPECT_FALSE(wr_solicitable(op)) << wr_op_name(op);
+  EXPECT_TRUE(wr_is_read_or_atomic(WR_RDMA_READ_WITH_INV));
+  EXPECT_TRUE(wr_is_atomic(WR_ATOMIC_CMP_AND_SWP));
+  EXPECT_FALSE(wr_is_read_or_atomic(WR_SEND));
   EXPECT_EQ(wr_op_info(10), nullptr);   // no opcode 10 (IBV_WR_TSO is not modelled)
   EXPECT_STREQ(wr_op_name(10), "unknown");
 }

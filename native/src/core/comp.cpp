@@ -1,6 +1,7 @@
 // Completer (rxe_comp.c): ACK / NAK / READ response / atomic ACK handling -> work completions in SQ order,
 // retries on PSN-sequence NAK or implicit NAK, RNR back-off, error completion -> QP to error -> flush.
 #include "core/impl.h"
+#include "core/wr_info.h"
 
 namespace vl {
 using namespace wire;
@@ -19,8 +20,6 @@ static uint32_t wc_opcode(uint32_t wr) {
   return WC_SEND;
 }
 
-static bool is_read(uint32_t op) { return op == WR_RDMA_READ || op == WR_RDMA_READ_WITH_INV; }
-static bool is_read_or_atomic(uint32_t op) { return is_read(op) || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD; }
 
 // w must be q.sq.front()
 void SessionImpl::complete_wqe(Qp& q, SendWqe& w, uint32_t status) {
@@ -121,7 +120,7 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
     if (psn_cmp(psn, w.last_psn) > 0) {
       // the response is beyond this WQE: implicit ACK of a SEND/WRITE, implicit NAK of a READ/ATOMIC
       if (w.state != WqeState::Pending) return;
-      if (is_read_or_atomic(op)) {
+      if (wr_is_read_or_atomic(op)) {
         if (q.started_retry) return;                // a retry sequence is already under way
         if (q.retry_left == 0) { w.state = WqeState::Error; w.status = WC_RETRY_EXC_ERR; continue; }
         q.retry_left--;
@@ -165,7 +164,7 @@ void SessionImpl::completer(Qp& q, const Packet& p) {
       push(std::move(a));
       return;
     }
-    if (is_read(op)) {
+    if (wr_is_read(op)) {
       if (!is_read_resp) return;                   // plain ACK inside a READ's PSN range: ignore
       uint32_t expect = psn_add(w.first_psn, static_cast<uint32_t>(w.resp_offset / mtu));
       if (psn != expect) return;                   // out of order / duplicate response: the timer recovers

@@ -2,6 +2,7 @@
 // MTU, assigns PSNs (READ reserves one PSN per response packet), sets the A bit, honours fences and
 // max_rd_atomic, and retransmits from the oldest unacknowledged PSN.
 #include "core/impl.h"
+#include "core/wr_info.h"
 
 namespace vl {
 using namespace wire;
@@ -9,8 +10,6 @@ using namespace wire;
 static constexpr uint32_t kMaxUnackedPsns = 128;   // rxe RXE_MAX_UNACKED_PSNS
 static constexpr uint32_t kMaxPktPerAck = 64;      // rxe RXE_MAX_PKT_PER_ACK
 
-static bool is_read(uint32_t op) { return op == WR_RDMA_READ || op == WR_RDMA_READ_WITH_INV; }
-static bool is_read_or_atomic(uint32_t op) { return is_read(op) || op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD; }
 
 // rxe_req.c rxe_wqe_is_fenced (upstream since the 2022 fencing fix). IBA 10.8.3.3: a WR with the fence indicator
 // does not start until every earlier RDMA READ and atomic has completed (earlier SENDs / WRITEs do not hold it).
@@ -21,7 +20,7 @@ bool SessionImpl::fenced(const Qp& q, const SendWqe& w) const {
   if (w.wr.opcode == WR_LOCAL_INV && profile_of(q.dev).local_inv_waits_all) return q.req_idx > 0;
   if (!(w.wr.send_flags & SEND_FENCE)) return false;
   for (size_t i = 0; i < q.req_idx && i < q.sq.size(); i++)
-    if (is_read_or_atomic(q.sq[i].wr.opcode) && q.sq[i].state != WqeState::Done) return true;
+    if (wr_is_read_or_atomic(q.sq[i].wr.opcode) && q.sq[i].state != WqeState::Done) return true;
   return false;
 }
 
@@ -144,14 +143,14 @@ void SessionImpl::req_run(Qp& q) {
   // ---- RC / UC
   const bool rc = qpt == QPT_RC;
   if (rc && psn_cmp(q.req_psn, q.comp_psn) >= static_cast<int32_t>(kMaxUnackedPsns << 8) && q.req_idx > 0) return;   // window full
-  if (rc && is_read_or_atomic(op) && w.state == WqeState::Posted) {
+  if (rc && wr_is_read_or_atomic(op) && w.state == WqeState::Posted) {
     uint32_t outstanding = 0;
     for (size_t i = 0; i < q.req_idx; i++)
-      if (is_read_or_atomic(q.sq[i].wr.opcode) && q.sq[i].state == WqeState::Pending) outstanding++;
+      if (wr_is_read_or_atomic(q.sq[i].wr.opcode) && q.sq[i].state == WqeState::Pending) outstanding++;
     if (outstanding >= std::max<uint32_t>(1, q.attr.max_rd_atomic)) return;   // wait for a response
   }
   if (w.state == WqeState::Posted && q.req_offset == 0) {
-    uint32_t npkts = op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD ? 1
+    uint32_t npkts = wr_is_atomic(op) ? 1
                      : std::max<uint64_t>(1, (w.length + mtu - 1) / mtu);
     w.first_psn = q.req_psn; w.npkts = npkts; w.last_psn = psn_add(q.req_psn, npkts - 1);
     w.resp_offset = 0;
@@ -162,7 +161,7 @@ void SessionImpl::req_run(Qp& q) {
   p.psn = q.req_psn;
   const Handle dst = q.attr.dest_device;
   bool in_memory = false;                          // the payload is read from the source MR, not a copy
-  if (is_read(op)) {
+  if (wr_is_read(op)) {
     // READ with invalidate sends an ordinary RDMA Read Request (RFC 5040 has no other one: siw_qp_tx.c builds
     // RDMAP_RDMA_READ_REQ for SIW_OP_READ_LOCAL_INV); the invalidation is the requester's, at completion (comp.cpp)
     p.opcode = RC_RDMA_READ_REQUEST;
@@ -172,7 +171,7 @@ void SessionImpl::req_run(Qp& q) {
     uint32_t n = std::max<uint64_t>(1, (w.length - q.req_offset + mtu - 1) / mtu);
     q.req_psn = psn_add(q.req_psn, n);
     w.state = WqeState::Pending; q.req_idx++; q.req_offset = 0;
-  } else if (op == WR_ATOMIC_CMP_AND_SWP || op == WR_ATOMIC_FETCH_AND_ADD) {
+  } else if (wr_is_atomic(op)) {
     p.opcode = op == WR_ATOMIC_CMP_AND_SWP ? RC_COMPARE_SWAP : RC_FETCH_ADD;
     p.atomic_va = w.wr.remote_addr; p.atomic_rkey = w.wr.rkey;
     p.atomic_swap_add = op == WR_ATOMIC_CMP_AND_SWP ? w.wr.swap : w.wr.compare_add;
@@ -185,13 +184,13 @@ void SessionImpl::req_run(Qp& q) {
     uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(mtu, w.length - off));
     bool first = off == 0, last = off + n >= w.length;
     p.opcode = op_for(qpt, op, first, last);
-    if (op == WR_RDMA_WRITE || op == WR_RDMA_WRITE_WITH_IMM) {
+    if (wr_flags(op) & WRF_WRITE) {
       if (first) { p.reth_va = w.wr.remote_addr; p.reth_rkey = w.wr.rkey; p.reth_dmalen = static_cast<uint32_t>(w.length); }
     }
     if (last) {
       p.immdt = w.wr.imm_data;
       p.ieth_rkey = w.wr.imm_data;                 // SEND_WITH_INV: invalidate_rkey shares the field
-      p.se = (w.wr.send_flags & SEND_SOLICITED) && (op == WR_SEND || op == WR_SEND_WITH_IMM || op == WR_SEND_WITH_INV || op == WR_RDMA_WRITE_WITH_IMM);
+      p.se = (w.wr.send_flags & SEND_SOLICITED) && wr_solicitable(op);
     }
     if (w.wr.send_flags & SEND_INLINE) {
       p.payload = w.wr.inline_data.data() + off;
@@ -251,8 +250,8 @@ void SessionImpl::req_retry(Qp& q, uint32_t from_psn) {
   uint32_t psn = from_psn;
   if (psn_cmp(psn, w.first_psn) < 0 || psn_cmp(psn, w.last_psn) > 0) psn = w.first_psn;
   uint64_t off = uint64_t(psn_cmp(psn, w.first_psn) >> 8) * mtu;
-  if (is_read(w.wr.opcode)) off = w.resp_offset, psn = psn_add(w.first_psn, static_cast<uint32_t>(w.resp_offset / mtu));
-  if (w.wr.opcode == WR_ATOMIC_CMP_AND_SWP || w.wr.opcode == WR_ATOMIC_FETCH_AND_ADD) off = 0, psn = w.first_psn;
+  if (wr_is_read(w.wr.opcode)) off = w.resp_offset, psn = psn_add(w.first_psn, static_cast<uint32_t>(w.resp_offset / mtu));
+  if (wr_is_atomic(w.wr.opcode)) off = 0, psn = w.first_psn;
   size_t end = std::min(q.sq.size(), q.req_idx + 1);
   for (size_t i = k; i < end; i++)
     if (q.sq[i].state != WqeState::Done && !q.sq[i].local) q.sq[i].state = WqeState::Posted;
