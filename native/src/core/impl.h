@@ -377,6 +377,8 @@ class SessionImpl {
                       const uint32_t* icrc = nullptr);
   // after decode + ICRC (strict) or straight from the sender (fast): QP lookup, receive event, responder / completer
   void dispatch(Handle src, Handle dst, const wire::Framing* f, uint16_t ip_id, const wire::Packet& p, const std::vector<uint8_t>& bytes);
+  // RC / UC: the packet comes from the QP's peer to the QP's address (check_addr.cpp); false with the reason
+  bool check_addr(const Qp& q, Handle src, const wire::Framing* f, std::string& why);
   // ---- DataPath::Fast (fastpath.cpp)
   DataPath data_path = DataPath::Fast;
   // headers of the carried deliveries, in the order they sit in fifo (they always take the FIFO: t = now + latency),
