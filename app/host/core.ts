@@ -137,21 +137,23 @@ export class HostCore {
 
   /** Replay the journal (or create the default device in a fresh session). Call once after construction. */
   start(): ReplayReport {
-    const read = this.journal.read();
-    const report: ReplayReport = { entries: read.entries.length, failed: [], skipped: read.skipped };
+    const report: ReplayReport = { entries: 0, failed: [], skipped: [] };
     for (const fn of this.listeners.start) fn('replaying');
     this.executor.replaying = true;
-    for (const line of read.entries) {
+    // one entry at a time as the journal is read (journal.ts scan): a journal of any size replays in bounded memory
+    const read = this.journal.scan((line) => {
       // engine steps (autorun's, a free run's millions): their flood of events is shed natively, the state events stay
       const flood = line.command.cmd === 'engine.step' && this.executor.execBulk && this.executor.shedEvents;
       const r = flood ? this.executor.execBulk!(line.command) : this.executor.exec(line.command);
       if (flood) this.executor.shedEvents!();
       this.emitCommand(line.command, r, true);
       if (!r.ok) report.failed.push({ n: line.n, cmd: line.command.cmd, error: `${r.error.code}: ${r.error.message}` });
-    }
+    });
+    report.entries = read.entries;
+    report.skipped = read.skipped;
     this.executor.replaying = false;
     this.executor.resumeAutorun?.();
-    if (read.entries.length === 0 && this.opts.defaultDevice) {
+    if (read.entries === 0 && this.opts.defaultDevice) {
       this.execute({ cmd: 'device.create', args: { profile: this.opts.defaultDevice } });
     }
     this.pumpEvents();
@@ -177,7 +179,7 @@ export class HostCore {
       return { ok: true, result: { first: r.first, count: r.count, events: r.events } };
     }
     if (command.cmd === 'journal.get') {
-      const { entries, skipped } = this.journal.read();
+      const { entries, skipped } = this.journal.read({ repair: false });
       return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries: entries.map((e) => e.command), skipped } };
     }
     this.holdRunner();

@@ -118,7 +118,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     });
     c.stderr?.on('data', (d: Buffer) => {
       process.stderr.write(d);
-      stderrTail.push(...d.toString().split('\n'));
+      for (const line of d.toString().split('\n')) stderrTail.push(line);
       if (stderrTail.length > 50) stderrTail.splice(0, stderrTail.length - 50);
     });
     c.on('message', (m: { t?: string; conn?: number | null; type?: string; count?: number; text?: string; bin?: Uint8Array; pid?: number; journalEntries?: number; replay?: { failed: unknown[]; skipped: unknown[] } }) => {
