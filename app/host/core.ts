@@ -60,6 +60,8 @@ export interface HostOptions {
 /** engine.step's largest count that is a multiple of the load generator's 256-step refill period: a free run's
  *  steps journaled in pieces of it replay exactly as they ran */
 const STEP_PIECE = Math.floor(1_000_000 / 256) * 256;
+/** engine.step / engine.run longer than this run in slices of it (a multiple of the load generator's 256-step period) */
+export const STEP_SLICE = 64 * 256;
 
 /** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
  *  which journals them, so a replay rebuilds the device state without the handler. */
@@ -277,8 +279,12 @@ export class HostCore {
     return r;
   }
 
-  /** Handle one raw message from a client (string or object); the reply goes back through `reply`. */
-  handle(raw: unknown, reply: (msg: Reply) => void): void {
+  /** Handle one raw message from a client (string or object); the reply goes back through `reply`. `from` names the
+   *  client (a connection id, a port): while a long engine.step / engine.run of that client runs in slices, its later
+   *  messages wait their turn (in order); the other clients' requests run between the slices. */
+  handle(raw: unknown, reply: (msg: Reply) => void, from?: unknown): void {
+    const waiting = from !== undefined ? this.waiting.get(from) : undefined;
+    if (waiting) { waiting.push({ raw, reply }); return; }
     const parsed = parseToHost(raw);
     if (!parsed.ok) { reply(parsed.reply); return; }
     const msg = parsed.msg;
@@ -287,12 +293,52 @@ export class HostCore {
       reply({ type: 'reply', id: null, ok: false, error: { code: 'EOPNOTSUPP', message: `control "${msg.action}" is handled by the shell (server or Electron main), not the backend host` } });
       return;
     }
+    if (this.sliceable(msg.command)) { this.runSliced(msg.command, msg.id, reply, from); return; }
     let r: ExecResult;
     // a command the executor cannot cope with is that command's error, never the host's end
     try { r = this.execute(msg.command); } catch (e) {
       r = { ok: false, error: { code: 'INTERNAL', message: `${msg.command.cmd}: ${(e as Error)?.message ?? String(e)}` } };
     }
     reply(r.ok ? { type: 'reply', id: msg.id, ok: true, result: r.result } : { type: 'reply', id: msg.id, ok: false, error: r.error });
+  }
+
+  // ---- long commands in slices (docs/hardening.md): engine.step / engine.run over STEP_SLICE steps run a slice at a
+  // time, each journaled as the engine.step / engine.run it was (so a replay runs the same steps), the host's event
+  // loop free between two slices (the events go out, the other consoles are answered, a kill is heard).
+  private readonly waiting = new Map<unknown, { raw: unknown; reply: (msg: Reply) => void }[]>();
+  private sliceable(c: Command): boolean {
+    if (this.handlers.has(c.cmd)) return false;
+    if (c.cmd === 'engine.step') return c.args.count > STEP_SLICE;
+    if (c.cmd === 'engine.run') return c.args.maxSteps > STEP_SLICE;
+    return false;
+  }
+  private runSliced(c: Command, id: number | null | undefined, reply: (msg: Reply) => void, from: unknown): void {
+    const key = from ?? {};
+    this.waiting.set(key, []);
+    const step = c.cmd === 'engine.step';
+    let left = step ? (c.args as { count: number }).count : (c.args as { maxSteps: number }).maxSteps;
+    let steps = 0;
+    const finish = (r: ExecResult) => {
+      reply(r.ok ? { type: 'reply', id: id ?? null, ok: true, result: r.result } : { type: 'reply', id: id ?? null, ok: false, error: r.error });
+      const queued = this.waiting.get(key) ?? [];
+      this.waiting.delete(key);
+      for (const q of queued) this.handle(q.raw, q.reply, from);   // in order; a later long one queues the rest again
+    };
+    const slice = () => {
+      const n = Math.min(left, STEP_SLICE);
+      let r: ExecResult;
+      try {
+        r = this.execute(step ? { cmd: 'engine.step', args: { count: n } } : { cmd: 'engine.run', args: { maxSteps: n } });
+      } catch (e) { r = { ok: false, error: { code: 'INTERNAL', message: `${c.cmd}: ${(e as Error)?.message ?? String(e)}` } }; }
+      if (!r.ok) { finish(r); return; }
+      const res = r.result as { steps: number | string; idle?: boolean };
+      const did = Number(res.steps);
+      steps += did;
+      left -= n;
+      if (left <= 0 || did < n || res.idle) { finish({ ok: true, result: { ...res, steps: typeof res.steps === 'string' ? String(steps) : steps } }); return; }
+      setImmediate(slice);
+    };
+    slice();
   }
 
   /** the fastest console's acknowledgement (EventsAck: seq, and the window it asks for) and when it came */
