@@ -60,8 +60,11 @@ export interface HostOptions {
 /** engine.step's largest count that is a multiple of the load generator's 256-step refill period: a free run's
  *  steps journaled in pieces of it replay exactly as they ran */
 const STEP_PIECE = Math.floor(1_000_000 / 256) * 256;
-/** engine.step / engine.run longer than this run in slices of it (a multiple of the load generator's 256-step period) */
+/** engine.step / engine.run longer than STEP_SLICE run in slices of SLICE_MIN..STEP_SLICE steps (multiples of the load
+ *  generator's 256-step period), sized to take about SLICE_MS each */
 export const STEP_SLICE = 64 * 256;
+const SLICE_MIN = 256;
+const SLICE_MS = 20;
 
 /** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
  *  which journals them, so a replay rebuilds the device state without the handler. */
@@ -318,6 +321,7 @@ export class HostCore {
     const step = c.cmd === 'engine.step';
     let left = step ? (c.args as { count: number }).count : (c.args as { maxSteps: number }).maxSteps;
     let steps = 0;
+    let size = SLICE_MIN;   // adapted so that a slice takes about SLICE_MS
     const finish = (r: ExecResult) => {
       reply(r.ok ? { type: 'reply', id: id ?? null, ok: true, result: r.result } : { type: 'reply', id: id ?? null, ok: false, error: r.error });
       const queued = this.waiting.get(key) ?? [];
@@ -325,7 +329,8 @@ export class HostCore {
       for (const q of queued) this.handle(q.raw, q.reply, from);   // in order; a later long one queues the rest again
     };
     const slice = () => {
-      const n = Math.min(left, STEP_SLICE);
+      const n = Math.min(left, size);
+      const t0 = performance.now();
       let r: ExecResult;
       try {
         r = this.execute(step ? { cmd: 'engine.step', args: { count: n } } : { cmd: 'engine.run', args: { maxSteps: n } });
@@ -336,6 +341,9 @@ export class HostCore {
       steps += did;
       left -= n;
       if (left <= 0 || did < n || res.idle) { finish({ ok: true, result: { ...res, steps: typeof res.steps === 'string' ? String(steps) : steps } }); return; }
+      const ms = performance.now() - t0;
+      if (ms < SLICE_MS / 2 && size < STEP_SLICE) size *= 2;
+      else if (ms > SLICE_MS * 2 && size > SLICE_MIN) size /= 2;
       setImmediate(slice);
     };
     slice();
