@@ -4,7 +4,7 @@
 // in brackets): 600 unread memory.read of 1 MiB [4 000], 200 000 acks [2 M], 130 000 journal entries [129 k],
 // 24 acknowledged memory.write of 1 MiB [270], engine.step 100 000 with the load generator [1e6], 12 000 attach
 // frames of 9 000 bytes [51 000]. The device-level cases (spoofed WRITE, hostile num_sge) run the C++ / C tests.
-// Not covered yet: object budgets (442 600 QPs) — no session-wide object budget exists yet (docs/hardening.md).
+// QPs until the object budget refuses them: VERBSLAB_OBJECT_LIMIT_MB=8 [442 600 QPs against the 1 GiB default].
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -262,6 +262,29 @@ describe('attack suite (issue 29)', () => {
     expect(core.execute({ cmd: 'session.info', args: {} } as Command).ok).toBe(true);
     srv.close(); core.close();
   }, 120_000);
+
+  it('QPs until the session object budget (8 MiB here): ENOMEM naming the budget, the host goes on', async () => {
+    process.env.VERBSLAB_OBJECT_LIMIT_MB = '8';
+    let s: RunningServer;
+    try { s = await server(); } finally { delete process.env.VERBSLAB_OBJECT_LIMIT_MB; }
+    const c = await consoleOf(s);
+    const dev = (await c.ok({ cmd: 'device.list', args: {} })).devices[0].handle;
+    const pd = (await c.ok({ cmd: 'pd.alloc', args: { device: dev } })).pd;
+    const cq = (await c.ok({ cmd: 'cq.create', args: { device: dev, cqe: 16 } })).cq;
+    let made = 0;
+    let last: Reply | undefined;
+    for (let i = 0; i < 20_000; i++) {
+      last = await c.call({ cmd: 'qp.create', args: { pd, sendCq: cq, recvCq: cq, qpType: 'IBV_QPT_RC', cap: { maxSendWr: 256, maxRecvWr: 256 } } });
+      if (!last.ok) break;
+      made++;
+    }
+    expect(last?.ok).toBe(false);
+    expect(last?.error?.message).toMatch(/object budget.*8 MiB|8 MiB.*object budget/);
+    expect(made).toBeGreaterThan(10);
+    expect(rssOf(s.status().pid!)).toBeLessThan(1024 * MiB);
+    c.close();
+    await stillUp(s);
+  }, 300_000);
 
   const vlTests = path.join(root, 'build', 'native', 'vl_tests');
   it.skipIf(!fs.existsSync(vlTests))('the device drops a spoofed RC WRITE (rxe check_addr) and random ICRCs (gtest)', () => {
