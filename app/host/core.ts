@@ -64,6 +64,7 @@ const STEP_PIECE = Math.floor(1_000_000 / 256) * 256;
  *  generator's 256-step period), sized to take about SLICE_MS each */
 export const STEP_SLICE = 64 * 256;
 const SLICE_MIN = 256;
+const SLICE_FIRST = 4096;
 const SLICE_MS = 20;
 
 /** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
@@ -178,7 +179,7 @@ export class HostCore {
   broadcast(msg: FromHost): void { for (const send of this.clients.values()) send(msg); }
 
   /** Execute a validated command, journal it when it succeeded and changes state, queue its events. */
-  execute(command: Command): ExecResult {
+  execute(command: Command, journalAs?: (r: ExecResult) => Command): ExecResult {
     if (command.cmd === 'events.recent') {
       const r = this.batcher.recent(command.args.max);
       return { ok: true, result: { first: r.first, count: r.count, events: r.events } };
@@ -189,7 +190,7 @@ export class HostCore {
     }
     this.holdRunner();
     this.depth++;
-    try { return this.executeHeld(command); } finally { this.depth--; this.releaseRunner(); }
+    try { return this.executeHeld(command, journalAs); } finally { this.depth--; this.releaseRunner(); }
   }
 
   // ---- the free-running engine: a command runs between two of the runner's batches. The steps run before it are
@@ -262,7 +263,7 @@ export class HostCore {
     this.pumpSample();
   }
 
-  private executeHeld(command: Command): ExecResult {
+  private executeHeld(command: Command, journalAs?: (r: ExecResult) => Command): ExecResult {
     const handler = this.handlers.get(command.cmd);
     if (handler) {
       let r: ExecResult;
@@ -273,7 +274,7 @@ export class HostCore {
     const r = this.executor.exec(command);
     if (r.ok && journaled(command.cmd)) {
       if (command.cmd === 'session.reset') { this.journal.truncate(); this.batcher.clear(); }
-      this.journal.append(command);
+      this.journal.append(journalAs ? journalAs(r) : command);
     }
     this.pumpEvents();
     this.emitCommand(command, r, false);
@@ -321,7 +322,8 @@ export class HostCore {
     const step = c.cmd === 'engine.step';
     let left = step ? (c.args as { count: number }).count : (c.args as { maxSteps: number }).maxSteps;
     let steps = 0;
-    let size = SLICE_MIN;   // adapted so that a slice takes about SLICE_MS
+    let size = SLICE_FIRST;   // then adapted so that a slice takes about SLICE_MS
+    let first = true;
     const finish = (r: ExecResult) => {
       reply(r.ok ? { type: 'reply', id: id ?? null, ok: true, result: r.result } : { type: 'reply', id: id ?? null, ok: false, error: r.error });
       const queued = this.waiting.get(key) ?? [];
@@ -333,7 +335,14 @@ export class HostCore {
       const t0 = performance.now();
       let r: ExecResult;
       try {
-        r = this.execute(step ? { cmd: 'engine.step', args: { count: n } } : { cmd: 'engine.run', args: { maxSteps: n } });
+        // a command done in its first slice (an engine.run that goes idle) is journaled as it was sent; otherwise each
+        // slice as the command it was, in the order it ran among the other consoles' commands
+        const whole = first;
+        r = this.execute(step ? { cmd: 'engine.step', args: { count: n } } : { cmd: 'engine.run', args: { maxSteps: n } }, (res) => {
+          const done = res.ok && (n >= left || Number((res.result as { steps: number | string }).steps) < n || (res.result as { idle?: boolean }).idle === true);
+          return whole && done ? c : (step ? { cmd: 'engine.step', args: { count: n } } : { cmd: 'engine.run', args: { maxSteps: n } });
+        });
+        first = false;
       } catch (e) { r = { ok: false, error: { code: 'INTERNAL', message: `${c.cmd}: ${(e as Error)?.message ?? String(e)}` } }; }
       if (!r.ok) { finish(r); return; }
       const res = r.result as { steps: number | string; idle?: boolean };
