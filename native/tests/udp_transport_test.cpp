@@ -549,9 +549,9 @@ TEST(UdpTransport, SpoofedWriteFromAnotherSourceIsDropped) {
   Pair p;
   ASSERT_TRUE(p.open());
   Host &a = p.a, &b = p.b;
-  a.s.drain_events();
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);   // the spoofer: another address on the same host
   ASSERT_GE(fd, 0);
+  a.s.drain_events();
   int pmtu = IP_PMTUDISC_DO;                        // DF, ID 0: a frame our own receive check can verify
   setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
   sockaddr_in me{};
