@@ -64,6 +64,8 @@ const STEP_PIECE = Math.floor(1_000_000 / 256) * 256;
  *  generator's 256-step period), sized to take about SLICE_MS each */
 export const STEP_SLICE = 64 * 256;
 const SLICE_MIN = 256;
+/** journal.get returns the entries that fit this much command text */
+const JOURNAL_GET_BYTES = 6 * 1024 * 1024;
 const SLICE_FIRST = 4096;
 const SLICE_MS = 20;
 
@@ -185,8 +187,17 @@ export class HostCore {
       return { ok: true, result: { first: r.first, count: r.count, events: r.events } };
     }
     if (command.cmd === 'journal.get') {
-      const { entries, skipped } = this.journal.read({ repair: false });
-      return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries: entries.map((e) => e.command), skipped } };
+      // the entries that fit one reply (JOURNAL_GET_BYTES of command text); the rest are named, not sent
+      const entries: Command[] = [];
+      let bytes = 0, cut = 0;
+      const read = this.journal.scan((e) => {
+        const n = cut ? 0 : JSON.stringify(e.command).length;
+        if (cut || bytes + n > JOURNAL_GET_BYTES) { cut ||= e.n; return; }
+        bytes += n;
+        entries.push(e.command);
+      }, { repair: false });
+      const skipped = cut ? [...read.skipped, { line: cut, reason: `entries ${cut}..${read.entries} not returned: past the reply limit of ${JOURNAL_GET_BYTES / 1024 / 1024} MiB (read ${this.journal.file})` }] : read.skipped;
+      return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries, skipped } };
     }
     this.holdRunner();
     this.depth++;

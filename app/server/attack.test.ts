@@ -160,6 +160,10 @@ describe('attack suite (issue 29)', () => {
     await until(() => s.status().state === 'up' && s.status().pid !== pid, 'host restarted', 120_000);
     const back = await c.ok({ cmd: 'memory.read', args: { addr: buf.addr, length: MiB } });
     expect(back.hex.slice(0, data.length)).toBe(data);
+    // journal.get answers with what fits one reply and names the rest (it used to build one reply of everything)
+    const jg = await c.ok({ cmd: 'journal.get', args: {} });
+    expect(jg.entries.length).toBeLessThan(26);
+    expect(jg.skipped.map((x: { reason: string }) => x.reason).join(' ')).toMatch(/past the reply limit of 6 MiB/);
     c.close();
   }, 300_000);
 
