@@ -121,7 +121,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     log,
   });
   /** per socket: the requests waiting for the host, in order (their ids, for HOST_DOWN, and reply estimates) */
-  interface Client { ws: WebSocket; dropped: number; inFlight: { id: number | null; bytes: number }[]; replyBytes: number; ack: string | null; ackTimer: NodeJS.Timeout | null; paused: boolean }
+  interface Client { ws: WebSocket; dropped: number; inFlight: { id: number | null; bytes: number }[]; replyBytes: number; ack: string | null; ackAt: number; ackTimer: NodeJS.Timeout | null; paused: boolean }
   const clients = new Map<number, Client>();
   let ipcBytes = 0;   // written to the host's IPC channel, not yet flushed (child.send's callback)
   let nextConn = 1;
@@ -312,7 +312,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
 
   wss.on('connection', (ws: WebSocket) => {
     const conn = nextConn++;
-    const client: Client = { ws, dropped: 0, inFlight: [], replyBytes: 0, ack: null, ackTimer: null, paused: false };
+    const client: Client = { ws, dropped: 0, inFlight: [], replyBytes: 0, ack: null, ackAt: -Infinity, ackTimer: null, paused: false };
     clients.set(conn, client);
     sendTo(ws, sv.status);
     // ws closes a socket whose message is over maxPayload itself, with close code 1009 and no text: give it one
@@ -349,14 +349,21 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         return;
       }
       if ((parsed as { type?: unknown })?.type === 'ack') {
-        // an acknowledgement gets no reply and only the newest counts: at most one per ACK_MS reaches the host
-        client.ack = text;
-        client.ackTimer ??= setTimeout(() => {
+        // an acknowledgement gets no reply and only the newest counts: at most one per ACK_MS reaches the host (the
+        // first at once, so a console that acknowledges at its frame rate is not slowed; a flood keeps the newest)
+        const flush = () => {
           client.ackTimer = null;
           const a = client.ack;
           client.ack = null;
-          if (a !== null && sv.child?.connected && sv.status.state === 'up') toHost(sv.child, { t: 'msg', conn, data: a });
-        }, ACK_MS);
+          if (a === null) return;
+          client.ackAt = performance.now();
+          if (sv.child?.connected && sv.status.state === 'up') toHost(sv.child, { t: 'msg', conn, data: a });
+        };
+        client.ack = text;
+        if (client.ackTimer) return;
+        const wait = client.ackAt + ACK_MS - performance.now();
+        if (wait <= 0) flush();
+        else client.ackTimer = setTimeout(flush, wait);
         return;
       }
       const id = typeof (parsed as { id?: unknown })?.id === 'number' ? (parsed as { id: number }).id : null;
