@@ -14,6 +14,7 @@
 // write the correct ICRC over the bytes (so mutations reach the transport checks behind it); bit 1 = run the
 // engine to idle before the next datagram.
 // Seeds: VL_FUZZ_WRITE_SEEDS=DIR ./vl_fuzz_roce_rx writes the seed corpus (fuzz/corpus/roce_rx) from this setup.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,31 @@ constexpr uint64_t kStepLimit = 20000;         // engine actions after the packe
 
 struct Range { uint64_t addr, len; };
 
+// The harness's own byte loops carry no coverage instrumentation: they are not the device's code, and instrumented they
+// took about 45 % of the time (fill, and the before/after comparison over 40 KiB per input).
+#define VL_HARNESS __attribute__((no_sanitize("coverage")))
+
+// the known bytes of buffer i (length n), built once per process
+VL_HARNESS const std::vector<uint8_t>& known_bytes(uint64_t i, size_t n) {
+  static std::vector<uint8_t> cache[5];
+  std::vector<uint8_t>& v = cache[i];
+  if (v.size() != n) {
+    v.resize(n);
+    for (size_t k = 0; k < n; k++) v[k] = uint8_t(k * 7 + i * 31 + 1);
+  }
+  return v;
+}
+
+// the first index >= from where a and b differ (n if none): memcmp over 256-byte blocks, bytes only in a block that differs
+VL_HARNESS size_t next_difference(const uint8_t* a, const uint8_t* b, size_t from, size_t n) {
+  for (size_t blk = from; blk < n; blk += 256) {
+    const size_t m = std::min<size_t>(256, n - blk);
+    if (!std::memcmp(a + blk, b + blk, m)) continue;
+    for (size_t i = blk; i < blk + m; i++) if (a[i] != b[i]) return i;
+  }
+  return n;
+}
+
 struct Side {
   Handle dev = 0, pd = 0, cq = 0, rc = 0, ud = 0;
   uint32_t rc_qpn = 0, ud_qpn = 0;
@@ -52,6 +78,7 @@ struct Setup {
 
   explicit Setup(uint8_t flags) {
     const char* prof = (flags & 1) ? "cx" : "rxe";
+    s.set_event_capture(false);                  // the setup's events are not looked at (on again for the input)
     for (Side* x : {&a, &b}) {
       x->dev = s.create_device(prof).value;
       x->pd = s.alloc_pd(x->dev).value;
@@ -80,8 +107,7 @@ struct Setup {
     if (!mw.rkey || !mr.rkey || !mq.lkey || !ma.rkey) return;
     for (uint64_t i = 0; i < 5; i++) {                                     // known bytes everywhere
       const BufferInfo& x = i == 0 ? bw : i == 1 ? br : i == 2 ? bq : i == 3 ? bn : ba;
-      std::vector<uint8_t> pat(x.length);
-      for (size_t k = 0; k < pat.size(); k++) pat[k] = uint8_t(k * 7 + i * 31 + 1);
+      const std::vector<uint8_t>& pat = known_bytes(i, x.length);
       s.write_memory(x.addr, pat.data(), pat.size());
     }
     allowed.push_back({mw.addr, mw.length});
@@ -110,7 +136,7 @@ struct Setup {
       if (!post_read(4096 + 256)) return;
       s.step();                                                            // B's requester sends the READ request
     }
-    s.drain_events();
+    s.set_event_capture(true);
     ok = true;
   }
 
@@ -209,7 +235,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> after = st.memory();
   if (std::getenv("VL_FUZZ_VERBOSE")) {          // what an input did: to check that seeds reach the transport
     size_t changed = 0;
-    for (size_t i = 0; i < before.size(); i++) changed += before[i] != after[i];
+    for (size_t i = next_difference(before.data(), after.data(), 0, before.size()); i < before.size();
+         i = next_difference(before.data(), after.data(), i + 1, before.size()))
+      changed++;
     std::fprintf(stderr, "changed %zu bytes; B's CQEs:", changed);
     for (auto& w : wb) std::fprintf(stderr, " [wr %llu status %u]", static_cast<unsigned long long>(w.wr_id), w.status);
     std::fprintf(stderr, "; A's CQEs: %zu\n", wa.size());
@@ -217,8 +245,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (e.kind == EventKind::PacketDropped || e.kind == EventKind::KeyCheck || e.kind == EventKind::AsyncEvent)
         std::fprintf(stderr, "  %s\n", e.text.c_str());
   }
-  for (size_t i = 0; i < before.size(); i++) {
-    if (before[i] == after[i]) continue;
+  for (size_t i = next_difference(before.data(), after.data(), 0, before.size()); i < before.size();
+       i = next_difference(before.data(), after.data(), i + 1, before.size())) {
     const uint64_t va = st.address_of(i);
     if (!st.permitted(va)) {
       std::fprintf(stderr, "INVARIANT BROKEN: byte at 0x%llx changed (0x%02x -> 0x%02x) outside every permitted range\n",

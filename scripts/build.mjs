@@ -21,7 +21,7 @@ function walk(dir, ext) {
   const out = [];
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...walk(p, ext));
+    if (e.isDirectory()) for (const f of walk(p, ext)) out.push(f);
     else if (p.endsWith(ext)) out.push(p);
   }
   return out.sort();

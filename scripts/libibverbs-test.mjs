@@ -190,7 +190,7 @@ export async function runAll(only = []) {
     out.push({ name, ok: res.ok, detail: res.detail, ms: Date.now() - t0, ...(res.ok ? {} : { output: res.out.slice(-3000) }) });
   }
   if (!only.length || only.includes('export-c')) {
-    try { out.push(...await exportedScenarios()); } catch (e) { out.push({ name: 'export-c', ok: false, detail: String(e?.message ?? e), ms: 0, output: '' }); }
+    try { for (const c of await exportedScenarios()) out.push(c); } catch (e) { out.push({ name: 'export-c', ok: false, detail: String(e?.message ?? e), ms: 0, output: '' }); }
   }
   return out;
 }

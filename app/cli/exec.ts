@@ -18,6 +18,8 @@ export const USAGE = `usage: verbslab exec [OPTIONS] -- PROGRAM [ARGS...]
   --profile NAME     device profile: rxe (default), cx, ib2a, iwarp, minimal
   --device NAME      device name (default vl<profile>0)
   --udp-port N       local RoCEv2 UDP port (default 4791); --peer-udp-port N: the peers' (default: the same)
+  --any-ipv4-id      the peer is kernel rxe (or another IP stack that picks IPv4 IDs): check the ICRC with any ID, not
+                     only the ones this device's framing writes; same as env VERBSLAB_IPV4_ID=any
   --console[=WHERE]  stream the device to a running console (live view): WHERE is its session directory (default
                      ./.verbslab, where \`npm start\` keeps it) or its socket; same as env VERBSLAB_CONSOLE=WHERE
   --no-build         do not (re)build the library first
@@ -39,6 +41,7 @@ export function parseArgs(args: string[]): Opts | string {
     if (a === '--') { i++; break; }
     if (a === '--no-build') { o.build = false; continue; }
     if (a === '--print-env') { o.printEnv = true; continue; }
+    if (a === '--any-ipv4-id') { o.env.VERBSLAB_IPV4_ID = 'any'; continue; }
     if (a === '--console' || a.startsWith('--console=')) {
       const where = a === '--console' ? '.verbslab' : a.slice('--console='.length);
       if (!where) return '--console=: needs a directory or a socket';

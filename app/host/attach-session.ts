@@ -9,6 +9,16 @@ import {
 import type { NMr, NMw, NProfile, NQp } from './native.ts';
 import { deviceOut, mrOut, mwOut, profileOut, qpOut } from './commands/out.ts';
 
+/** what one session may keep, in bytes (besides the counts ATTACH_KEEP_EVENTS / ATTACH_KEEP_FRAMES): 16 sessions
+ *  at most, so at most 16 x 24 MiB whatever a program sends (docs/hardening.md) */
+export const ATTACH_KEEP_EVENT_BYTES = 16 * 1024 * 1024;
+export const ATTACH_KEEP_FRAME_BYTES = 8 * 1024 * 1024;
+/** an event's weight: a fixed part, its text and its packet's hex (the bulk of a datagram's event) */
+const eventBytes = (e: DeviceEvent): number => {
+  const hex = (e.pkt as { hex?: unknown } | undefined)?.hex;
+  return 256 + (e.text?.length ?? 0) + (typeof hex === 'string' ? hex.length : 0);
+};
+
 type Answer = { ok: true; result: unknown } | { ok: false; error: ErrorInfo };
 const fail = (code: string, message: string, field?: string): Answer => ({ ok: false, error: { code, message, ...(field ? { field } : {}) } });
 
@@ -26,6 +36,8 @@ export class AttachSession {
    *  creation (a CQ's depth, a QP's type) and not only the newest traffic */
   lifecycle: DeviceEvent[] = [];
   frames: { t: number; bytes: Buffer }[] = [];
+  private eventBytesKept = 0;
+  private frameBytesKept = 0;
   state: AttachState | null = null;
   received = { events: 0, frames: 0 };
   /** events not yet sent to the consoles (forward(), every ATTACH_FORWARD_MS) and the count dropped before them */
@@ -70,11 +82,15 @@ export class AttachSession {
         const evs = m.events as DeviceEvent[];   // a..d as the host's own event text has them (numbers, or "0x.." above 2^53)
         for (const e of evs) {
           this.events.push(e); this.pending.push(e);
+          this.eventBytesKept += eventBytes(e);
           if (ATTACH_STATE_KINDS.has(e.kind) && this.lifecycle.length < ATTACH_KEEP_EVENTS) this.lifecycle.push(e);
         }
         this.pendingDropped += m.dropped;
-        if (this.events.length > ATTACH_KEEP_EVENTS) {
-          const cut = this.events.length - ATTACH_KEEP_EVENTS;
+        // the newest ATTACH_KEEP_EVENTS, and no more than ATTACH_KEEP_EVENT_BYTES of them
+        let cut = Math.max(0, this.events.length - ATTACH_KEEP_EVENTS);
+        for (let i = 0; i < cut; i++) this.eventBytesKept -= eventBytes(this.events[i]!);
+        while (this.eventBytesKept > ATTACH_KEEP_EVENT_BYTES && cut < this.events.length - 1) this.eventBytesKept -= eventBytes(this.events[cut++]!);
+        if (cut) {
           this.events.splice(0, cut);
           this.dropped.keptOut += cut;
         }
@@ -85,8 +101,17 @@ export class AttachSession {
       case 'frames':
         this.dropped.frames += m.dropped;
         this.received.frames += m.frames.length;
-        for (const f of m.frames) this.frames.push({ t: f.t, bytes: Buffer.from(f.hex, 'hex') });
-        if (this.frames.length > ATTACH_KEEP_FRAMES) this.frames.splice(0, this.frames.length - ATTACH_KEEP_FRAMES);
+        for (const f of m.frames) {
+          const bytes = Buffer.from(f.hex, 'hex');
+          this.frames.push({ t: f.t, bytes });
+          this.frameBytesKept += bytes.length;
+        }
+        {   // the newest ATTACH_KEEP_FRAMES, and no more than ATTACH_KEEP_FRAME_BYTES of them
+          let cut = Math.max(0, this.frames.length - ATTACH_KEEP_FRAMES);
+          for (let i = 0; i < cut; i++) this.frameBytesKept -= this.frames[i]!.bytes.length;
+          while (this.frameBytesKept > ATTACH_KEEP_FRAME_BYTES && cut < this.frames.length - 1) this.frameBytesKept -= this.frames[cut++]!.bytes.length;
+          if (cut) this.frames.splice(0, cut);
+        }
         return;
       case 'state':
         this.forward();                  // the events before the state go first (the console applies both in order)

@@ -21,6 +21,7 @@ import {
 import type { HostCore } from './core.ts';
 import type { NativeExecutor } from './executor.ts';
 import { AttachSession, type ProfileSource } from './attach-session.ts';
+import { privateDir, writePrivate } from './sessiondir.ts';
 
 export const SOCKET_FILE = 'console.sock';
 export const TOKEN_FILE = 'console.token';
@@ -59,11 +60,12 @@ export class AttachServer {
   /** listen; resolves with null, or the reason programs cannot attach (the console works without it) */
   async start(): Promise<string | null> {
     try {
-      fs.mkdirSync(this.o.dir, { recursive: true });
+      const bad = privateDir(this.o.dir);   // 0700, ours, not writable by others (sessiondir.ts)
+      if (bad) throw new Error(bad);
       // the host holds the session directory's lock (journal.ts): a socket file left here is a dead host's
       fs.rmSync(this.socketPath, { force: true });
-      fs.writeFileSync(path.join(this.o.dir, TOKEN_FILE), `${this.token}\n`, { mode: 0o600 });
-      fs.chmodSync(path.join(this.o.dir, TOKEN_FILE), 0o600);
+      // a fresh 0600 file (O_EXCL | O_NOFOLLOW): a symlink planted here is removed, never written through
+      writePrivate(path.join(this.o.dir, TOKEN_FILE), `${this.token}\n`);
       const server = net.createServer((sock) => this.accept(sock));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

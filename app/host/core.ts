@@ -60,6 +60,14 @@ export interface HostOptions {
 /** engine.step's largest count that is a multiple of the load generator's 256-step refill period: a free run's
  *  steps journaled in pieces of it replay exactly as they ran */
 const STEP_PIECE = Math.floor(1_000_000 / 256) * 256;
+/** engine.step / engine.run longer than STEP_SLICE run in slices of SLICE_MIN..STEP_SLICE steps (multiples of the load
+ *  generator's 256-step period), sized to take about SLICE_MS each */
+export const STEP_SLICE = 64 * 256;
+const SLICE_MIN = 256;
+/** journal.get returns the entries that fit this much command text */
+const JOURNAL_GET_BYTES = 6 * 1024 * 1024;
+const SLICE_FIRST = 4096;
+const SLICE_MS = 20;
 
 /** A host-level command handler (e.g. the scenario recorder): runs device commands through core.execute(),
  *  which journals them, so a replay rebuilds the device state without the handler. */
@@ -137,21 +145,23 @@ export class HostCore {
 
   /** Replay the journal (or create the default device in a fresh session). Call once after construction. */
   start(): ReplayReport {
-    const read = this.journal.read();
-    const report: ReplayReport = { entries: read.entries.length, failed: [], skipped: read.skipped };
+    const report: ReplayReport = { entries: 0, failed: [], skipped: [] };
     for (const fn of this.listeners.start) fn('replaying');
     this.executor.replaying = true;
-    for (const line of read.entries) {
+    // one entry at a time as the journal is read (journal.ts scan): a journal of any size replays in bounded memory
+    const read = this.journal.scan((line) => {
       // engine steps (autorun's, a free run's millions): their flood of events is shed natively, the state events stay
       const flood = line.command.cmd === 'engine.step' && this.executor.execBulk && this.executor.shedEvents;
       const r = flood ? this.executor.execBulk!(line.command) : this.executor.exec(line.command);
       if (flood) this.executor.shedEvents!();
       this.emitCommand(line.command, r, true);
       if (!r.ok) report.failed.push({ n: line.n, cmd: line.command.cmd, error: `${r.error.code}: ${r.error.message}` });
-    }
+    });
+    report.entries = read.entries;
+    report.skipped = read.skipped;
     this.executor.replaying = false;
     this.executor.resumeAutorun?.();
-    if (read.entries.length === 0 && this.opts.defaultDevice) {
+    if (read.entries === 0 && this.opts.defaultDevice) {
       this.execute({ cmd: 'device.create', args: { profile: this.opts.defaultDevice } });
     }
     this.pumpEvents();
@@ -171,18 +181,27 @@ export class HostCore {
   broadcast(msg: FromHost): void { for (const send of this.clients.values()) send(msg); }
 
   /** Execute a validated command, journal it when it succeeded and changes state, queue its events. */
-  execute(command: Command): ExecResult {
+  execute(command: Command, journalAs?: (r: ExecResult) => Command): ExecResult {
     if (command.cmd === 'events.recent') {
       const r = this.batcher.recent(command.args.max);
       return { ok: true, result: { first: r.first, count: r.count, events: r.events } };
     }
     if (command.cmd === 'journal.get') {
-      const { entries, skipped } = this.journal.read();
-      return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries: entries.map((e) => e.command), skipped } };
+      // the entries that fit one reply (JOURNAL_GET_BYTES of command text); the rest are named, not sent
+      const entries: Command[] = [];
+      let bytes = 0, cut = 0;
+      const read = this.journal.scan((e) => {
+        const n = cut ? 0 : JSON.stringify(e.command).length;
+        if (cut || bytes + n > JOURNAL_GET_BYTES) { cut ||= e.n; return; }
+        bytes += n;
+        entries.push(e.command);
+      }, { repair: false });
+      const skipped = cut ? [...read.skipped, { line: cut, reason: `entries ${cut}..${read.entries} not returned: past the reply limit of ${JOURNAL_GET_BYTES / 1024 / 1024} MiB (read ${this.journal.file})` }] : read.skipped;
+      return { ok: true, result: { dir: this.journal.dir, file: this.journal.file, entries, skipped } };
     }
     this.holdRunner();
     this.depth++;
-    try { return this.executeHeld(command); } finally { this.depth--; this.releaseRunner(); }
+    try { return this.executeHeld(command, journalAs); } finally { this.depth--; this.releaseRunner(); }
   }
 
   // ---- the free-running engine: a command runs between two of the runner's batches. The steps run before it are
@@ -255,7 +274,7 @@ export class HostCore {
     this.pumpSample();
   }
 
-  private executeHeld(command: Command): ExecResult {
+  private executeHeld(command: Command, journalAs?: (r: ExecResult) => Command): ExecResult {
     const handler = this.handlers.get(command.cmd);
     if (handler) {
       let r: ExecResult;
@@ -266,7 +285,7 @@ export class HostCore {
     const r = this.executor.exec(command);
     if (r.ok && journaled(command.cmd)) {
       if (command.cmd === 'session.reset') { this.journal.truncate(); this.batcher.clear(); }
-      this.journal.append(command);
+      this.journal.append(journalAs ? journalAs(r) : command);
     }
     this.pumpEvents();
     this.emitCommand(command, r, false);
@@ -275,8 +294,12 @@ export class HostCore {
     return r;
   }
 
-  /** Handle one raw message from a client (string or object); the reply goes back through `reply`. */
-  handle(raw: unknown, reply: (msg: Reply) => void): void {
+  /** Handle one raw message from a client (string or object); the reply goes back through `reply`. `from` names the
+   *  client (a connection id, a port): while a long engine.step / engine.run of that client runs in slices, its later
+   *  messages wait their turn (in order); the other clients' requests run between the slices. */
+  handle(raw: unknown, reply: (msg: Reply) => void, from?: unknown): void {
+    const waiting = from !== undefined ? this.waiting.get(from) : undefined;
+    if (waiting) { waiting.push({ raw, reply }); return; }
     const parsed = parseToHost(raw);
     if (!parsed.ok) { reply(parsed.reply); return; }
     const msg = parsed.msg;
@@ -285,12 +308,65 @@ export class HostCore {
       reply({ type: 'reply', id: null, ok: false, error: { code: 'EOPNOTSUPP', message: `control "${msg.action}" is handled by the shell (server or Electron main), not the backend host` } });
       return;
     }
+    if (this.sliceable(msg.command)) { this.runSliced(msg.command, msg.id, reply, from); return; }
     let r: ExecResult;
     // a command the executor cannot cope with is that command's error, never the host's end
     try { r = this.execute(msg.command); } catch (e) {
       r = { ok: false, error: { code: 'INTERNAL', message: `${msg.command.cmd}: ${(e as Error)?.message ?? String(e)}` } };
     }
     reply(r.ok ? { type: 'reply', id: msg.id, ok: true, result: r.result } : { type: 'reply', id: msg.id, ok: false, error: r.error });
+  }
+
+  // ---- long commands in slices (docs/hardening.md): engine.step / engine.run over STEP_SLICE steps run a slice at a
+  // time, each journaled as the engine.step / engine.run it was (so a replay runs the same steps), the host's event
+  // loop free between two slices (the events go out, the other consoles are answered, a kill is heard).
+  private readonly waiting = new Map<unknown, { raw: unknown; reply: (msg: Reply) => void }[]>();
+  private sliceable(c: Command): boolean {
+    if (this.handlers.has(c.cmd)) return false;
+    if (c.cmd === 'engine.step') return c.args.count > STEP_SLICE;
+    if (c.cmd === 'engine.run') return c.args.maxSteps > STEP_SLICE;
+    return false;
+  }
+  private runSliced(c: Command, id: number | null | undefined, reply: (msg: Reply) => void, from: unknown): void {
+    const key = from ?? {};
+    this.waiting.set(key, []);
+    const step = c.cmd === 'engine.step';
+    let left = step ? (c.args as { count: number }).count : (c.args as { maxSteps: number }).maxSteps;
+    let steps = 0;
+    let size = SLICE_FIRST;   // then adapted so that a slice takes about SLICE_MS
+    let first = true;
+    const finish = (r: ExecResult) => {
+      reply(r.ok ? { type: 'reply', id: id ?? null, ok: true, result: r.result } : { type: 'reply', id: id ?? null, ok: false, error: r.error });
+      const queued = this.waiting.get(key) ?? [];
+      this.waiting.delete(key);
+      for (const q of queued) this.handle(q.raw, q.reply, from);   // in order; a later long one queues the rest again
+    };
+    const slice = () => {
+      const n = Math.min(left, size);
+      const t0 = performance.now();
+      let r: ExecResult;
+      try {
+        // a command done in its first slice (an engine.run that goes idle) is journaled as it was sent; otherwise each
+        // slice as the command it was, in the order it ran among the other consoles' commands
+        const whole = first;
+        r = this.execute(step ? { cmd: 'engine.step', args: { count: n } } : { cmd: 'engine.run', args: { maxSteps: n } }, (res) => {
+          const done = res.ok && (n >= left || Number((res.result as { steps: number | string }).steps) < n || (res.result as { idle?: boolean }).idle === true);
+          return whole && done ? c : (step ? { cmd: 'engine.step', args: { count: n } } : { cmd: 'engine.run', args: { maxSteps: n } });
+        });
+        first = false;
+      } catch (e) { r = { ok: false, error: { code: 'INTERNAL', message: `${c.cmd}: ${(e as Error)?.message ?? String(e)}` } }; }
+      if (!r.ok) { finish(r); return; }
+      const res = r.result as { steps: number | string; idle?: boolean };
+      const did = Number(res.steps);
+      steps += did;
+      left -= n;
+      if (left <= 0 || did < n || res.idle) { finish({ ok: true, result: { ...res, steps: typeof res.steps === 'string' ? String(steps) : steps } }); return; }
+      const ms = performance.now() - t0;
+      if (ms < SLICE_MS / 2 && size < STEP_SLICE) size *= 2;
+      else if (ms > SLICE_MS * 2 && size > SLICE_MIN) size /= 2;
+      setImmediate(slice);
+    };
+    slice();
   }
 
   /** the fastest console's acknowledgement (EventsAck: seq, and the window it asks for) and when it came */

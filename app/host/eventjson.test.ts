@@ -35,11 +35,11 @@ function eventsOf(file: string, via: 'objects' | 'text' | 'frames'): { events: D
           // small chunks: chunk boundaries are exercised too
           const chunks = ex.drainEventChunks(via === 'text' ? 'json' : 'frames', 7);
           const evs = chunks.flatMap((c) => (c.frame !== undefined ? frameEvents(c.frame) : (JSON.parse(`[${c.json}]`) as DeviceEvent[])));
-          seen.push(...evs); return evs;
+          for (const item of evs) seen.push(item); return evs;
         },
         pcap: () => ex.pcap(), close: () => ex.close(),
       }
-    : { exec: (c) => ex.exec(c), drainEvents: (m) => { const evs = ex.drainEvents(m); seen.push(...evs); return evs; }, pcap: () => ex.pcap(), close: () => ex.close() };
+    : { exec: (c) => ex.exec(c), drainEvents: (m) => { const evs = ex.drainEvents(m); for (const item of evs) seen.push(item); return evs; }, pcap: () => ex.pcap(), close: () => ex.close() };
   try {
     const rep = new ScenarioRun(loaded.scenario, drive, { seed: 1, keepGoing: true }).run();
     return { events: seen, digest: rep.digest };

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       const d = e.data as { t?: string };
       if (d?.t !== 'port' || !e.ports?.[0]) return;
       const port = e.ports[0];
-      port.on('message', (m) => whenReady((c) => c.handle(m.data, (r) => port.postMessage(r))));
+      port.on('message', (m) => whenReady((c) => c.handle(m.data, (r) => port.postMessage(r), port)));
       whenReady((c) => {
         const id = c.addClient((msg) => port.postMessage(portMessage(msg)));
         port.on('close', () => c.removeClient(id));
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     process.on('message', (m: { t?: string; conn?: number; data?: unknown }) => {
       if (m?.t === 'msg' && typeof m.conn === 'number') {
         const conn = m.conn;
-        whenReady((c) => c.handle(m.data, (r) => out(conn, r)));
+        whenReady((c) => c.handle(m.data, (r) => out(conn, r), conn));
       } else if (m?.t === 'abort') {
         // deliberate native crash (std::abort in the addon) for the "backend dies" demo and its test
         executor?.addon.abort();

@@ -51,7 +51,7 @@ describe('real-device backend through dlopen (Verbs Lab\'s libibverbs.so.1)', ()
   async function pollFor(cq: number, n: number): Promise<Record<string, unknown>[]> {
     const got: Record<string, unknown>[] = [];
     for (let i = 0; i < 400 && got.length < n; i++) {
-      got.push(...ok<{ wcs: Record<string, unknown>[] }>('cq.poll', { cq, max: 16 }).wcs);
+      for (const wc of ok<{ wcs: Record<string, unknown>[] }>('cq.poll', { cq, max: 16 }).wcs) got.push(wc);
       if (got.length < n) await sleep(5);
     }
     return got;

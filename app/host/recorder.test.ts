@@ -140,7 +140,7 @@ describe('scenario plugin of the backend host', () => {
     const rec = (core.scenario as unknown as { recorder: { observe(e: readonly DeviceEvent[]): void } }).recorder;
     const observed: DeviceEvent[] = [];
     const observe = rec.observe.bind(rec);
-    rec.observe = (evs) => { observed.push(...evs); observe(evs); };
+    rec.observe = (evs) => { for (const item of evs) observed.push(item); observe(evs); };
     expect(core.executor.execBulk!({ cmd: 'engine.step', args: { count: 50 } }).ok).toBe(true);
     core.pumpEvents(true);
     expect(observed.filter((e) => e.kind === 'ObjectModified' && e.objKind === 'mw').map((e) => e.a)).toEqual([bound]);

@@ -169,7 +169,7 @@ describe('the registry over the software device\'s own packets', () => {
     const ex = new mod.NativeExecutor({ seed: 1 });
     const seen: DeviceEvent[] = [];
     try {
-      const rep = new ScenarioRun(loaded.scenario, { exec: (c) => ex.exec(c), drainEvents: (m) => { const e = ex.drainEvents(m); seen.push(...e); return e; },
+      const rep = new ScenarioRun(loaded.scenario, { exec: (c) => ex.exec(c), drainEvents: (m) => { const e = ex.drainEvents(m); for (const item of e) seen.push(item); return e; },
         pcap: () => ex.pcap(), close: () => ex.close() }, { seed: 1 }).run();
       expect(rep.passed, JSON.stringify(rep.failure)).toBe(true);
     } finally { ex.close(); }

@@ -24,6 +24,27 @@ export const WS_MAX_PAYLOAD = 9 * 1024 * 1024;
 export const TOO_BIG_REASON = `message over ${WS_MAX_PAYLOAD / 1024 / 1024} MiB refused; reconnect and send less`;
 /** requests of one socket that may wait for the host's replies */
 export const MAX_IN_FLIGHT = 4096;
+/** the replies one socket may have coming, in bytes (estimated per request: replyEstimate), and the bytes the server
+ *  may hold for a socket that does not read them (ws bufferedAmount): past either, requests are answered BUSY and the
+ *  socket is not read until its replies drain below BUFFER_LOW (TCP then holds the client back) */
+export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
+export const MAX_BUFFERED = 16 * 1024 * 1024;
+export const BUFFER_LOW = 1024 * 1024;
+/** a socket that lets this many bytes of its own replies pile up (it never reads) is closed (1008) */
+export const MAX_BUFFERED_HARD = 256 * 1024 * 1024;
+/** acknowledgements (EventsAck) reach the host at most once per ACK_MS per socket, the newest one */
+export const ACK_MS = 20;
+/** messages sent to the host whose IPC write has not completed: past this many bytes, requests are answered BUSY */
+export const MAX_IPC_BYTES = 64 * 1024 * 1024;
+
+/** The bytes a request's reply may take, known before it runs: memory.read's hex is twice its length; the journal
+ *  up to a protocol message; anything else a few KiB. */
+export function replyEstimate(msg: unknown): number {
+  const c = (msg as { command?: { cmd?: unknown; args?: { length?: unknown } } })?.command;
+  if (c?.cmd === 'memory.read' && typeof c.args?.length === 'number') return 2 * Math.max(0, c.args.length) + 512;
+  if (c?.cmd === 'journal.get' || c?.cmd === 'events.recent' || c?.cmd === 'scenario.export') return 8 * 1024 * 1024;
+  return 4096;
+}
 export const repoRoot = path.resolve(here, '..', '..');
 
 export interface ServerOptions {
@@ -99,11 +120,41 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     publish: (s) => { for (const c of clients.values()) sendTo(c.ws, s); },
     log,
   });
-  const clients = new Map<number, { ws: WebSocket; dropped: number; inFlight: number }>();
+  /** per socket: the requests waiting for the host, in order (their ids, for HOST_DOWN, and reply estimates) */
+  interface Client { ws: WebSocket; dropped: number; inFlight: { id: number | null; bytes: number }[]; replyBytes: number; ack: string | null; ackAt: number; ackTimer: NodeJS.Timeout | null; paused: boolean }
+  const clients = new Map<number, Client>();
+  let ipcBytes = 0;   // written to the host's IPC channel, not yet flushed (child.send's callback)
   let nextConn = 1;
 
   const sendText = (ws: WebSocket, text: string) => { if (ws.readyState === ws.OPEN) ws.send(text); };
   const sendTo = (ws: WebSocket, msg: FromHost) => sendText(ws, JSON.stringify(msg));
+  /** A message to the host, its bytes counted until its IPC write completes (back-pressure: MAX_IPC_BYTES). */
+  const toHost = (c: ChildProcess, m: { t: 'msg'; conn: number; data: string }): boolean => {
+    const n = m.data.length;
+    ipcBytes += n;
+    try { c.send(m, undefined, {}, () => { ipcBytes = Math.max(0, ipcBytes - n); }); } catch { ipcBytes -= n; return false; }
+    return true;
+  };
+  /** A socket with more than MAX_BUFFERED bytes waiting to go out is not read until they drain below BUFFER_LOW
+   *  (TCP holds the client back); past MAX_BUFFERED_HARD it is closed: it does not read what it asked for. */
+  const watchBuffer = (conn: number, cl: Client) => {
+    const ws = cl.ws;
+    if (ws.bufferedAmount > MAX_BUFFERED_HARD) {
+      log(`websocket ${conn}: ${(ws.bufferedAmount / 1024 / 1024).toFixed(0)} MiB of replies unread; connection closed`);
+      ws.terminate();
+      return;
+    }
+    if (cl.paused || ws.bufferedAmount <= MAX_BUFFERED) return;
+    cl.paused = true;
+    ws.pause();
+    const t = setInterval(() => {
+      if (ws.readyState !== ws.OPEN) { clearInterval(t); return; }
+      if (ws.bufferedAmount > BUFFER_LOW) return;
+      clearInterval(t);
+      cl.paused = false;
+      ws.resume();
+    }, 20);
+  };
   const forkHost = (): ChildProcess => {
     const args = ['--session-dir', sessionDir];
     if (opts.seed !== undefined) args.push('--seed', String(opts.seed));
@@ -118,7 +169,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     });
     c.stderr?.on('data', (d: Buffer) => {
       process.stderr.write(d);
-      stderrTail.push(...d.toString().split('\n'));
+      for (const line of d.toString().split('\n')) stderrTail.push(line);
       if (stderrTail.length > 50) stderrTail.splice(0, stderrTail.length - 50);
     });
     c.on('message', (m: { t?: string; conn?: number | null; type?: string; count?: number; text?: string; bin?: Uint8Array; pid?: number; journalEntries?: number; replay?: { failed: unknown[]; skipped: unknown[] } }) => {
@@ -155,15 +206,24 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         } else {
           const cl = clients.get(m.conn);
           if (cl) {
-            if (m.type === 'reply' && cl.inFlight > 0) cl.inFlight--;
+            if (m.type === 'reply') { const w = cl.inFlight.shift(); if (w) cl.replyBytes -= w.bytes; }
             sendText(cl.ws, text);
+            watchBuffer(m.conn, cl);
           }
         }
       }
     });
     c.on('exit', (code, signal) => {
-      if (sv.isCurrent(c)) for (const cl of clients.values()) cl.inFlight = 0;   // the dead host answers nothing more
-      sv.exited(c, describeExit(code, signal, stderrTail));
+      const why = describeExit(code, signal, stderrTail);
+      if (sv.isCurrent(c)) {
+        // the dead host answers nothing more: every request it had is answered here, so no console waits forever
+        ipcBytes = 0;
+        for (const cl of clients.values()) {
+          for (const w of cl.inFlight) sendTo(cl.ws, { type: 'reply', id: w.id, ok: false, error: { code: 'HOST_DOWN', message: `backend host ended before it answered: ${why}` } });
+          cl.inFlight = []; cl.replyBytes = 0;
+        }
+      }
+      sv.exited(c, why);
     });
     c.on('error', (e) => log(`backend host error: ${e.message}`));
     return c;
@@ -252,7 +312,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
 
   wss.on('connection', (ws: WebSocket) => {
     const conn = nextConn++;
-    const client = { ws, dropped: 0, inFlight: 0 };
+    const client: Client = { ws, dropped: 0, inFlight: [], replyBytes: 0, ack: null, ackAt: -Infinity, ackTimer: null, paused: false };
     clients.set(conn, client);
     sendTo(ws, sv.status);
     // ws closes a socket whose message is over maxPayload itself, with close code 1009 and no text: give it one
@@ -288,20 +348,45 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
         sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'HOST_DOWN', message: `backend host is ${sv.status.state}${sv.status.reason ? `: ${sv.status.reason}` : ''}` } });
         return;
       }
-      const acked = (parsed as { type?: unknown })?.type === 'ack';   // an acknowledgement gets no reply
-      if (!acked && client.inFlight >= maxInFlight) {
-        const id = typeof (parsed as { id?: unknown })?.id === 'number' ? (parsed as { id: number }).id : null;
-        sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'BUSY', message: `more than ${maxInFlight} requests wait for the backend host: wait for their replies` } });
+      if ((parsed as { type?: unknown })?.type === 'ack') {
+        // an acknowledgement gets no reply and only the newest counts: at most one per ACK_MS reaches the host (the
+        // first at once, so a console that acknowledges at its frame rate is not slowed; a flood keeps the newest)
+        const flush = () => {
+          client.ackTimer = null;
+          const a = client.ack;
+          client.ack = null;
+          if (a === null) return;
+          client.ackAt = performance.now();
+          if (sv.child?.connected && sv.status.state === 'up') toHost(sv.child, { t: 'msg', conn, data: a });
+        };
+        client.ack = text;
+        if (client.ackTimer) return;
+        const wait = client.ackAt + ACK_MS - performance.now();
+        if (wait <= 0) flush();
+        else client.ackTimer = setTimeout(flush, wait);
         return;
       }
-      try { child.send({ t: 'msg', conn, data: text }); } catch (e) {
-        sendTo(ws, { type: 'reply', id: null, ok: false, error: { code: 'HOST_DOWN', message: `backend host unreachable: ${(e as Error).message}` } });
+      const id = typeof (parsed as { id?: unknown })?.id === 'number' ? (parsed as { id: number }).id : null;
+      const bytes = replyEstimate(parsed);
+      const busy = client.inFlight.length >= maxInFlight ? `more than ${maxInFlight} requests wait for the backend host: wait for their replies`
+        : client.replyBytes + bytes > MAX_REPLY_BYTES ? `the replies coming to this console would pass ${MAX_REPLY_BYTES / 1024 / 1024} MiB: read them first`
+        : ws.bufferedAmount > MAX_BUFFERED ? `${(ws.bufferedAmount / 1024 / 1024).toFixed(0)} MiB of replies wait for this console to read them`
+        : ipcBytes > MAX_IPC_BYTES ? 'the backend host is behind on its requests: try again' : null;
+      if (busy) {
+        sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'BUSY', message: busy } });
+        watchBuffer(conn, client);
         return;
       }
-      if (!acked) client.inFlight++;
+      if (!toHost(child, { t: 'msg', conn, data: text })) {
+        sendTo(ws, { type: 'reply', id, ok: false, error: { code: 'HOST_DOWN', message: 'backend host unreachable' } });
+        return;
+      }
+      client.inFlight.push({ id, bytes });
+      client.replyBytes += bytes;
     });
     ws.on('close', () => {
       clients.delete(conn);
+      if (client.ackTimer) clearTimeout(client.ackTimer);
       if (sv.child?.connected) sv.child.send({ t: 'bye', conn });
     });
   });

@@ -43,11 +43,11 @@ describe('lab cq agent', () => {
     const steps: TraceStep[] = [];
     const first = a.step({ count: 1 });
     if (!first.ok) throw new Error(first.error.message);
-    steps.push(...first.result.steps);
+    for (const s of first.result.steps) steps.push(s);
     for (;;) {
       const r = a.step({ count: 50 });
       if (!r.ok) throw new Error(r.error.message);
-      steps.push(...r.result.steps);
+      for (const s of r.result.steps) steps.push(s);
       if (r.result.finished) { expect(r.result.result.verdict).toBe('violation'); break; }
     }
     const ref = runSeed('report-missed', 1, { trace: true });
@@ -88,7 +88,7 @@ describe('lab cq agent in the backend host', () => {
         const r = core.execute({ cmd: 'lab.cq.step', args: { count: 100 } });
         if (!r.ok) throw new Error(r.error.message);
         const v = ReplayView.parse(r.result);
-        steps.push(...v.steps);
+        for (const s of v.steps) steps.push(s);
         if (v.finished) { expect(v.result.verdict).toBe('violation'); break; }
       }
       expect(steps).toEqual(runSeed('report-missed', 1, { trace: true }).trace);

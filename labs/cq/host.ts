@@ -23,7 +23,7 @@ export interface AgentHost {
 /** The rig's port over the host: commands through execute() (journaled), events as the host hands them out. */
 export function hostPort(host: AgentHost): RigPort {
   const pending: DeviceEvent[] = [];
-  host.onEvents((evs, ctx) => { if (ctx.complete) pending.push(...evs); });
+  host.onEvents((evs, ctx) => { if (ctx.complete) for (const e of evs) pending.push(e); });
   return { exec: (c) => host.execute(c), drainEvents: () => pending.splice(0) };
 }
 

@@ -89,7 +89,7 @@ export class SmbdConnection {
     }
     // a remote token to invalidate rides on the last fragment (the response that ends the operation)
     if (invalidateToken !== undefined) frags[frags.length - 1]!.invalidateToken = invalidateToken;
-    this.queue.push(...frags);
+    for (const f of frags) this.queue.push(f);
     return this.pump();
   }
 
@@ -191,7 +191,7 @@ export class SmbdConnection {
         this.reassembly = []; this.reassemblyBytes = 0; this.fragmentsSeen = 0; this.rfc1002 = 0;
       }
     }
-    out.push(...this.pump());
+    for (const m of this.pump()) out.push(m);
     return out;
   }
 

@@ -13,6 +13,7 @@
 // The methods live in one file per domain (device.cpp, memory.cpp, queues.cpp, post.cpp, events.cpp, net.cpp, and a
 // lab's own file such as sg_lab.cpp), each registering its table with one VLADDON_REGISTER line (binding.h). This
 // file only builds the class and the module exports from the registry: a new binding file never edits it.
+#include <cstdlib>
 #include <vector>
 
 #include "binding.h"
@@ -55,6 +56,9 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     uint64_t seed = c.u64(info[0], "seed", 1, true);
     if (c.thrown()) return;
     st_.s = std::make_unique<vl::Session>(seed);
+    // the host's budgets (docs/hardening.md): VERBSLAB_MEMORY_LIMIT_MB (buffers), VERBSLAB_OBJECT_LIMIT_MB (objects)
+    if (const char* v = std::getenv("VERBSLAB_MEMORY_LIMIT_MB"); v && std::atoll(v) > 0) st_.s->set_memory_limit(uint64_t(std::atoll(v)) << 20);
+    if (const char* v = std::getenv("VERBSLAB_OBJECT_LIMIT_MB"); v && std::atoll(v) > 0) st_.s->set_object_limit(uint64_t(std::atoll(v)) << 20);
     st_.runner = std::make_unique<vl::Runner>(*st_.s, st_.traffic);
   }
   ~SessionWrap() override { st_.runner.reset(); }

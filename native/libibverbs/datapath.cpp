@@ -12,22 +12,25 @@ using namespace vlib;
 
 namespace {
 
-vl::Handle qp_h(ibv_qp* q) { return reinterpret_cast<Qp*>(q)->h; }
-
 void to_sges(const ibv_sge* s, int n, std::vector<vl::Sge>& out) {
   out.resize(n > 0 ? n : 0);
   for (int i = 0; i < n; i++) out[i] = {s[i].addr, s[i].length, s[i].lkey};
 }
 
-bool to_send_wr(const ibv_send_wr& w, vl::SendWr& v, bool ud) {
+// Every count is checked against the QP's caps before one element of sg_list is read, as rxe's validate_send_wr
+// does (num_sge > max_sge, then the inline length > max_inline_data: EINVAL): num_sge is the program's word and the
+// list may be shorter. The inline length is summed over at most max_send_sge elements, in 64 bits.
+bool to_send_wr(const ibv_send_wr& w, vl::SendWr& v, const Qp& q) {
   v = vl::SendWr{};
   v.wr_id = w.wr_id;
   v.opcode = w.opcode;
   v.send_flags = w.send_flags;
-  if (w.num_sge < 0) return false;
+  if (w.num_sge < 0 || static_cast<uint32_t>(w.num_sge) > q.max_send_sge) return false;
+  if (w.num_sge && !w.sg_list) return false;
   if (w.send_flags & IBV_SEND_INLINE) {        // copied at post time; the lkeys are not looked at (verbs.h)
-    size_t len = 0;
+    uint64_t len = 0;
     for (int i = 0; i < w.num_sge; i++) len += w.sg_list[i].length;
+    if (len > q.max_inline_data) return false;
     v.inline_data.resize(len);
     size_t off = 0;
     for (int i = 0; i < w.num_sge; i++) {
@@ -68,7 +71,7 @@ bool to_send_wr(const ibv_send_wr& w, vl::SendWr& v, bool ud) {
       break;
     default: break;
   }
-  if (ud) {                                     // wr.ud shares its bytes with wr.rdma / wr.atomic
+  if (q.qp.qp_type == IBV_QPT_UD) {            // wr.ud shares its bytes with wr.rdma / wr.atomic
     if (!w.wr.ud.ah) return false;
     v.ah = reinterpret_cast<Ah*>(w.wr.ud.ah)->h;
     v.remote_qpn = w.wr.ud.remote_qpn;
@@ -101,50 +104,59 @@ void vlib::to_ibv_wc(const vl::Wc& w, ibv_wc& o) {
   o.dlid_path_bits = static_cast<uint8_t>(w.dlid_path_bits);
 }
 
+// A WR refused by the library (a count beyond the caps) is refused like one the device refuses: the WRs before it
+// are posted, *bad_wr names it (ibv_post_send's contract; rxe posts one by one and stops at the first bad one).
+namespace {
+template <class Wr, class VWr, class Post>
+int post_prefix(Wr* wr, Wr** bad, Wr* refused, const std::vector<VWr>& wrs, Post post) {
+  if (!wrs.empty()) {
+    auto lk = lock();
+    vl::PostResult r = post(wrs);
+    kick();                                    // a receive can end an RNR wait
+    if (r.err) { *bad = nth(wr, r.bad_wr); return err_of(r); }
+  }
+  if (refused) { *bad = refused; return EINVAL; }
+  return 0;
+}
+}  // namespace
+
 int vlib::op_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
   thread_local std::vector<vl::SendWr> wrs;
   wrs.clear();
-  const bool ud = qp->qp_type == IBV_QPT_UD;
-  for (ibv_send_wr* w = wr; w; w = w->next) {
+  const Qp& q = *reinterpret_cast<Qp*>(qp);
+  ibv_send_wr* refused = nullptr;
+  for (ibv_send_wr* w = wr; w && wrs.size() <= q.max_send_wr; w = w->next) {
     wrs.emplace_back();
-    if (!to_send_wr(*w, wrs.back(), ud)) { *bad = w; return EINVAL; }
+    if (!to_send_wr(*w, wrs.back(), q)) { wrs.pop_back(); refused = w; break; }
   }
-  auto lk = lock();
-  vl::PostResult r = g().s->post_send(qp_h(qp), wrs);
-  kick();
-  if (r.err) { *bad = nth(wr, r.bad_wr); return err_of(r); }
-  return 0;
+  return post_prefix(wr, bad, refused, wrs, [&](const auto& v) { return g().s->post_send(q.h, v); });
 }
 
-static int post_recv_list(ibv_recv_wr* wr, ibv_recv_wr** bad, std::vector<vl::RecvWr>& wrs) {
+// num_sge checked against the receive queue's max_sge (the QP's max_recv_sge or the SRQ's max_sge) before the list
+// is read: rxe's post_one_recv (num_sge > rq->max_sge: EINVAL). Returns the WR refused, if any.
+static ibv_recv_wr* recv_list(ibv_recv_wr* wr, std::vector<vl::RecvWr>& wrs, uint32_t max_wr, uint32_t max_sge) {
   wrs.clear();
-  for (ibv_recv_wr* w = wr; w; w = w->next) {
-    if (w->num_sge < 0) { *bad = w; return EINVAL; }
+  for (ibv_recv_wr* w = wr; w && wrs.size() <= max_wr; w = w->next) {
+    if (w->num_sge < 0 || static_cast<uint32_t>(w->num_sge) > max_sge || (w->num_sge && !w->sg_list)) return w;
     wrs.emplace_back();
     wrs.back().wr_id = w->wr_id;
     to_sges(w->sg_list, w->num_sge, wrs.back().sg_list);
   }
-  return 0;
+  return nullptr;
 }
 
 int vlib::op_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   thread_local std::vector<vl::RecvWr> wrs;
-  if (int e = post_recv_list(wr, bad, wrs)) return e;
-  auto lk = lock();
-  vl::PostResult r = g().s->post_recv(qp_h(qp), wrs);
-  kick();                                      // a receive can end an RNR wait
-  if (r.err) { *bad = nth(wr, r.bad_wr); return err_of(r); }
-  return 0;
+  const Qp& q = *reinterpret_cast<Qp*>(qp);
+  ibv_recv_wr* refused = recv_list(wr, wrs, q.max_recv_wr, q.max_recv_sge);
+  return post_prefix(wr, bad, refused, wrs, [&](const auto& v) { return g().s->post_recv(q.h, v); });
 }
 
 int vlib::op_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   thread_local std::vector<vl::RecvWr> wrs;
-  if (int e = post_recv_list(wr, bad, wrs)) return e;
-  auto lk = lock();
-  vl::PostResult r = g().s->post_srq_recv(reinterpret_cast<Srq*>(srq)->h, wrs);
-  kick();
-  if (r.err) { *bad = nth(wr, r.bad_wr); return err_of(r); }
-  return 0;
+  const Srq& s = *reinterpret_cast<Srq*>(srq);
+  ibv_recv_wr* refused = recv_list(wr, wrs, s.max_wr, s.max_sge);
+  return post_prefix(wr, bad, refused, wrs, [&](const auto& v) { return g().s->post_srq_recv(s.h, v); });
 }
 
 int vlib::op_poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {

@@ -46,8 +46,17 @@ struct Pd { ibv_pd pd; vl::Handle h = 0; };
 struct Mr { ibv_mr mr; vl::Handle h = 0; };
 struct Mw { ibv_mw mw; vl::Handle h = 0; };
 struct Cq { ibv_cq cq; vl::Handle h = 0; CompChannel* ch = nullptr; };
-struct Srq { ibv_srq srq; vl::Handle h = 0; };
-struct Qp { ibv_qp qp; vl::Handle h = 0; };
+// The caps the device granted, kept beside the object so the post verbs check every count against them before
+// they read one element of a list (rxe_post_send / validate_send_wr, rxe_post_recv / post_one_recv; mlx5's
+// post_send checks num_sge against max_gs the same way): a program's num_sge is not a length we may trust. A chain
+// is translated for at most max_wr + 1 WRs: the queue cannot take more, so the device refuses one of them (ENOMEM,
+// *bad_wr) exactly as it would the same WR of a longer chain, and a cyclic list cannot run away.
+struct Srq { ibv_srq srq; vl::Handle h = 0; uint32_t max_wr = 0, max_sge = 0; };
+struct Qp {
+  ibv_qp qp;
+  vl::Handle h = 0;
+  uint32_t max_send_wr = 0, max_recv_wr = 0, max_send_sge = 0, max_recv_sge = 0, max_inline_data = 0;
+};
 struct Ah { ibv_ah ah; vl::Handle h = 0; };
 struct Context {
   verbs_context vctx;                          // ibv_context is its last member (verbs_get_ctx)

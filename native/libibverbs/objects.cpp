@@ -238,6 +238,12 @@ VL_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* a) {
   auto r = g().s->create_srq(pd_h(pd), a->attr.max_wr, a->attr.max_sge, a->attr.srq_limit);
   if (!r.ok()) return fail_null<ibv_srq>(err_of(r));
   auto* s = new Srq{};
+  {
+    auto lk = lock();
+    vl::Srq* d = g().S->srq(r.value);
+    s->max_wr = d ? d->max_wr : a->attr.max_wr;
+    s->max_sge = d ? d->max_sge : a->attr.max_sge;
+  }
   s->srq.context = pd->context;
   s->srq.srq_context = a->srq_context;
   s->srq.pd = pd;
@@ -321,6 +327,11 @@ VL_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* a) {
   a->cap.max_send_sge = cap.max_send_sge;
   a->cap.max_recv_sge = cap.max_recv_sge;
   a->cap.max_inline_data = cap.max_inline_data;
+  q->max_send_wr = cap.max_send_wr;
+  q->max_recv_wr = cap.max_recv_wr;
+  q->max_send_sge = cap.max_send_sge;
+  q->max_recv_sge = cap.max_recv_sge;
+  q->max_inline_data = cap.max_inline_data;
   std::lock_guard<std::mutex> lk(g().mu);
   g().qps[q->h] = q;
   return &qp;

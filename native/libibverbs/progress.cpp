@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 #include "lib.h"
@@ -62,6 +63,7 @@ int attach_network() {
   vl::net::UdpOptions o;
   o.port = static_cast<uint16_t>(std::atoi(env_or("VERBSLAB_UDP_PORT", "4791")));
   o.peer_port = static_cast<uint16_t>(std::atoi(env_or("VERBSLAB_PEER_UDP_PORT", "0")));
+  o.any_ipv4_id = std::strcmp(env_or("VERBSLAB_IPV4_ID", ""), "any") == 0;   // a kernel rxe peer (net/ipv4_id.h)
   const char* ifc = std::getenv("VERBSLAB_IFACE");
   const char* addr = std::getenv("VERBSLAB_ADDR");
   vl::Result<std::unique_ptr<vl::net::UdpTransport>> r;

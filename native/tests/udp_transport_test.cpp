@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "net/ipv4_id.h"
 #include "udp_fixture.h"
 
 using namespace vlu;
@@ -407,22 +408,18 @@ TEST(UdpTransport, RecoversTheIpv4IdOfKernelRxeFrames) {
 }
 
 // A datagram written with our own IPv4 header (raw socket: DF, ID 0x1234, UDP checksum 0, source port 0xC123) as
-// kernel rxe would send it reaches the QP.
-TEST(UdpTransport, AcceptsRxeStyleIpv4HeaderWithNonZeroId) {
-  Pair p;
-  ASSERT_TRUE(p.open());
-  Host &a = p.a, &b = p.b;
-  ASSERT_TRUE(a.recv(0, 64, 42).ok());
+// kernel rxe would send it reaches the QP of a transport told its peer picks IDs (UdpOptions::any_ipv4_id); by
+// default that ID is not one our framing writes and the datagram is dropped on the ICRC check.
+void send_rxe_style(Pair& p, const char* msg, size_t len, uint16_t id) {
   int fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
   ASSERT_GE(fd, 0) << "raw socket: " << std::strerror(errno);
   vl::wire::Packet pk;
-  pk.opcode = vl::wire::RC_SEND_ONLY; pk.dest_qp = a.qpn; pk.psn = b.psn; pk.ack_req = true;
-  const char msg[] = "hello from rxe";
-  pk.payload = reinterpret_cast<const uint8_t*>(msg); pk.payload_len = sizeof msg;
+  pk.opcode = vl::wire::RC_SEND_ONLY; pk.dest_qp = p.a.qpn; pk.psn = p.b.psn; pk.ack_req = true;
+  pk.payload = reinterpret_cast<const uint8_t*>(msg); pk.payload_len = static_cast<uint32_t>(len);
   vl::wire::Framing f;
   inet_pton(AF_INET, lo_addr(3).c_str(), f.src_ip);
   inet_pton(AF_INET, lo_addr(2).c_str(), f.dst_ip);
-  f.src_port = 0xC123; f.dst_port = a.t->port(); f.ip_id = 0x1234; f.df = true;
+  f.src_port = 0xC123; f.dst_port = p.a.t->port(); f.ip_id = id; f.df = true;
   std::vector<uint8_t> udp, frame;
   vl::wire::encode(pk, f, udp);
   vl::wire::frame(f, udp.data(), udp.size(), frame);          // Ethernet + IPv4 (checksum) + UDP (checksum 0)
@@ -431,6 +428,36 @@ TEST(UdpTransport, AcceptsRxeStyleIpv4HeaderWithNonZeroId) {
   std::memcpy(&to.sin_addr, f.dst_ip, 4);
   ASSERT_EQ(sendto(fd, frame.data() + 14, frame.size() - 14, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), ssize_t(frame.size() - 14));
   close(fd);
+}
+
+TEST(UdpTransport, RefusesAnIpv4IdItsPeersFramingCannotWrite) {
+  Pair p;
+  ASSERT_TRUE(p.open());
+  p.a.s.drain_events();
+  const char msg[] = "hello from rxe";
+  send_rxe_style(p, msg, sizeof msg, 0x1234);
+  std::string why;
+  ASSERT_TRUE(pump({&p.a}, [&] {
+    for (auto& e : p.a.s.drain_events()) if (e.kind == EventKind::PacketDropped) why = e.text;
+    return !why.empty();
+  }, 10000));
+  EXPECT_NE(why.find("bad ICRC"), std::string::npos) << why;
+  // an ID a GSO send of ours writes (segment 5 received on its own) is taken
+  ASSERT_TRUE(p.a.recv(0, 64, 42).ok());
+  send_rxe_style(p, msg, sizeof msg, 5);
+  std::vector<Wc> wc;
+  ASSERT_TRUE(pump({&p.a, &p.b}, wait_cq(p.a, p.a.rcq, wc, 1), 10000));
+  EXPECT_EQ(wc[0].status, WC_SUCCESS);
+}
+
+TEST(UdpTransport, AcceptsRxeStyleIpv4HeaderWithNonZeroId) {
+  Pair p;
+  p.a.opts.any_ipv4_id = true;
+  ASSERT_TRUE(p.open());
+  Host &a = p.a, &b = p.b;
+  ASSERT_TRUE(a.recv(0, 64, 42).ok());
+  const char msg[] = "hello from rxe";
+  send_rxe_style(p, msg, sizeof msg, 0x1234);
   std::vector<Wc> wc;
   ASSERT_TRUE(pump({&a, &b}, wait_cq(a, a.rcq, wc, 1), 10000));
   EXPECT_EQ(wc[0].status, WC_SUCCESS);
@@ -474,4 +501,103 @@ TEST(UdpTransport, TakeCaptureHandsOverFramedDatagramsOnce) {
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> again;
   p.a.t->take_capture(again);                       // handed over once
   EXPECT_TRUE(again.empty());
+}
+
+// The IPv4 IDs a received ICRC is checked with (net/ipv4_id.h): by default only those our framing writes (0, a GSO
+// segment's index, the ID after the previous datagram's in one buffer); 400 000 random ICRCs on one packet: none is
+// taken (about 64 / 2^32 each); with any ID (a kernel rxe peer) about 2^-16 each, which is why it is not the default.
+TEST(UdpTransport, Ipv4IdCandidatesAreTheOnesTheSendersFramingWrites) {
+  vl::wire::Packet pk;
+  pk.opcode = vl::wire::RC_RDMA_WRITE_ONLY; pk.dest_qp = 0x11; pk.psn = 7; pk.reth_rkey = 0x1234; pk.reth_dmalen = 64;
+  uint8_t pay[64];
+  for (int i = 0; i < 64; i++) pay[i] = static_cast<uint8_t>(i);
+  pk.payload = pay; pk.payload_len = 64;
+  vl::wire::Framing f;
+  inet_pton(AF_INET, "10.0.0.1", f.src_ip);
+  inet_pton(AF_INET, "10.0.0.2", f.dst_ip);
+  auto check = [&](uint16_t real, uint16_t pos, int prev, bool any) {
+    vl::wire::Framing g = f;
+    g.ip_id = real;
+    std::vector<uint8_t> b;
+    vl::wire::encode(pk, g, b);
+    g.ip_id = 0;
+    const uint32_t c0 = vl::wire::icrc(g, b.data(), b.size());
+    const uint32_t c = vl::net::ipv4_icrc_check(g, b.data(), b.size(), pos, prev, any, c0);
+    return c == vl::wire::icrc(g, b.data(), b.size()) && c != c0 ? int(g.ip_id) : (real == 0 ? 0 : -1);
+  };
+  EXPECT_EQ(check(0, 0, -1, false), 0);
+  EXPECT_EQ(check(5, 0, -1, false), 5);            // GSO segment 5 received on its own
+  EXPECT_EQ(check(63, 0, -1, false), 63);
+  EXPECT_EQ(check(64, 0, -1, false), -1);          // no send of ours writes ID 64 at the start of a buffer
+  EXPECT_EQ(check(70, 70, 69, false), 70);         // its position in the receive buffer
+  EXPECT_EQ(check(101, 3, 100, false), 101);       // the ID after the previous datagram's
+  EXPECT_EQ(check(0x1234, 0, -1, false), -1);      // kernel rxe's ID: refused by default
+  EXPECT_EQ(check(0x1234, 0, -1, true), 0x1234);   // and found with any ID
+  std::vector<uint8_t> b;
+  vl::wire::encode(pk, f, b);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  int taken = 0, taken_any = 0;
+  for (int i = 0; i < 400000; i++) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    const uint32_t r = static_cast<uint32_t>(x);
+    std::memcpy(b.data() + b.size() - 4, &r, 4);
+    vl::wire::Framing g = f;
+    const uint32_t c0 = vl::wire::icrc(g, b.data(), b.size());
+    int prev = -1;
+    taken += vl::net::ipv4_icrc_check(g, b.data(), b.size(), 0, prev, false, c0) == r;
+    prev = -1;
+    taken_any += vl::net::ipv4_icrc_check(g, b.data(), b.size(), 0, prev, true, c0) == r;
+  }
+  EXPECT_EQ(taken, 0);
+  EXPECT_LT(taken_any, 40);                        // about 400 000 / 65 536 = 6
+  std::printf("random ICRCs taken: %d with the framing's IDs, %d with any ID (of 400 000)\n", taken, taken_any);
+}
+
+// rxe_recv.c check_addr: an RDMA WRITE with the right QPN and PSN and a good ICRC, but sent from an address that is
+// not the QP's peer, is dropped (PacketDropped "address check"), writes nothing and leaves the QP in RTS.
+TEST(UdpTransport, SpoofedWriteFromAnotherSourceIsDropped) {
+  Pair p;
+  ASSERT_TRUE(p.open());
+  Host &a = p.a, &b = p.b;
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);   // the spoofer: another address on the same host
+  ASSERT_GE(fd, 0);
+  a.s.drain_events();
+  int pmtu = IP_PMTUDISC_DO;                        // DF, ID 0: a frame our own receive check can verify
+  setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+  sockaddr_in me{};
+  me.sin_family = AF_INET;
+  inet_pton(AF_INET, lo_addr(7).c_str(), &me.sin_addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&me), sizeof me), 0) << std::strerror(errno);
+  socklen_t ml = sizeof me;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&me), &ml);
+  vl::wire::Packet pk;
+  pk.opcode = vl::wire::RC_RDMA_WRITE_ONLY; pk.dest_qp = a.qpn; pk.psn = b.psn; pk.ack_req = true;
+  pk.reth_va = a.buf.addr; pk.reth_rkey = a.mr.rkey; pk.reth_dmalen = 16;
+  uint8_t pay[16];
+  std::memset(pay, 0xa5, sizeof pay);
+  pk.payload = pay; pk.payload_len = sizeof pay;
+  vl::wire::Framing f;
+  std::memcpy(f.src_ip, &me.sin_addr, 4);
+  inet_pton(AF_INET, lo_addr(2).c_str(), f.dst_ip);
+  f.src_port = ntohs(me.sin_port); f.dst_port = a.t->port();
+  std::vector<uint8_t> bytes;
+  vl::wire::encode(pk, f, bytes);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(a.t->port());
+  std::memcpy(&to.sin_addr, f.dst_ip, 4);
+  ASSERT_EQ(sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to), ssize_t(bytes.size()));
+  close(fd);
+  std::string why;
+  ASSERT_TRUE(pump({&a}, [&] {
+    for (auto& e : a.s.drain_events()) if (e.kind == EventKind::PacketDropped) why = e.text;
+    return !why.empty();
+  }, 10000));
+  EXPECT_NE(why.find("address check"), std::string::npos) << why;
+  EXPECT_NE(why.find(lo_addr(7)), std::string::npos) << why;
+  EXPECT_EQ(a.bytes(0, 16), std::vector<uint8_t>(16, 0));
+  auto q = a.s.query_qp(a.qp);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->attr.qp_state, uint32_t(QPS_RTS));
+  check_transfers(p, 8192);                        // the real peer's PSN was not consumed
 }

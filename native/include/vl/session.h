@@ -283,6 +283,12 @@ class Session {
   // cannot exhaust the machine one 64 MiB buffer at a time.
   static constexpr uint64_t kDefaultMemoryLimit = 1ull << 30;
   void set_memory_limit(uint64_t bytes);
+  // What the session's objects may take together (devices, PDs, MRs, MWs, CQs, SRQs, QPs, AHs, each charged its own
+  // size plus its rings at their depth: object_budget.cpp); default kDefaultObjectLimit. A create past it fails with
+  // ENOMEM naming the limit, so a client cannot grow the host one 442 600th QP at a time.
+  static constexpr uint64_t kDefaultObjectLimit = 1ull << 30;
+  void set_object_limit(uint64_t bytes);
+  uint64_t object_bytes() const;                   // charged now
   Status free_buffer(Handle buf);
   // The process's own memory, identity-mapped (native/libibverbs: a program's buffers): from now on MR, SGE and RETH
   // addresses are the process's virtual addresses and the device reads and writes them directly, as a NIC DMAs to

@@ -362,6 +362,68 @@ static void ud_checks(void) {
   ibv_destroy_cq(cq);
 }
 
+// Hostile counts: num_sge far beyond the caps with a one-element list, a negative num_sge, an inline length beyond
+// max_inline_data, a cyclic chain. Each verb returns EINVAL (ENOMEM for the full queue) with *bad_wr on the WR at
+// fault and reads nothing past the list (it used to read 20 000 SGEs from a 1-element array: SIGSEGV). The WRs
+// before a refused one are posted (ibv_post_send's contract).
+static void hostile_count_checks(void) {
+  struct ibv_cq* cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+  struct ibv_qp *p = make_qp(cq, NULL), *q = make_qp(cq, NULL);
+  struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+  struct ibv_srq* srq = ibv_create_srq(pd, &sa);
+  CHECK(cq && p && q && srq && connect_qp(p, q->qp_num) == 0 && connect_qp(q, p->qp_num) == 0, "hostile counts: two RC QPs and an SRQ");
+  if (!cq || !p || !q || !srq) return;
+  // one element, mapped, followed by an unmapped page: any read past it faults
+  uint8_t* page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(page + 4096, 4096);
+  struct ibv_sge* one = (struct ibv_sge*)(page + 4096 - sizeof(struct ibv_sge));
+  *one = (struct ibv_sge){(uintptr_t)bufa, 8, mra->lkey};
+  struct ibv_wc wc;
+  struct ibv_send_wr *sbad = NULL, sw = {.wr_id = 1, .sg_list = one, .num_sge = 20000, .opcode = IBV_WR_SEND,
+                                         .send_flags = IBV_SEND_SIGNALED};
+  CHECK(ibv_post_send(p, &sw, &sbad) == EINVAL && sbad == &sw, "ibv_post_send num_sge 20000, one-element list: EINVAL, bad_wr");
+  sw.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED; sbad = NULL;
+  CHECK(ibv_post_send(p, &sw, &sbad) == EINVAL && sbad == &sw, "ibv_post_send INLINE num_sge 20000: EINVAL before the length loop");
+  sw.num_sge = 3; sbad = NULL;
+  CHECK(ibv_post_send(p, &sw, &sbad) == EINVAL && sbad == &sw, "ibv_post_send num_sge 3 > max_send_sge 2: EINVAL");
+  sw.num_sge = -1; sw.send_flags = IBV_SEND_SIGNALED; sbad = NULL;
+  CHECK(ibv_post_send(p, &sw, &sbad) == EINVAL && sbad == &sw, "ibv_post_send num_sge -1: EINVAL");
+  struct ibv_sge big[2] = {{(uintptr_t)bufa, 0x80000000u, 0}, {(uintptr_t)bufa, 0x80000000u, 0}};
+  sw.sg_list = big; sw.num_sge = 2; sw.send_flags = IBV_SEND_INLINE; sbad = NULL;
+  CHECK(ibv_post_send(p, &sw, &sbad) == EINVAL && sbad == &sw, "ibv_post_send INLINE of 4 GiB: EINVAL (nothing copied)");
+  // a good WR, then a hostile one: the first is posted and completes, bad_wr names the second
+  struct ibv_recv_wr *rbad = NULL, rw = {.wr_id = 2, .sg_list = one, .num_sge = 1};
+  CHECK(ibv_post_recv(q, &rw, &rbad) == 0, "receive for the good SEND posted");
+  struct ibv_send_wr hostile = {.wr_id = 4, .sg_list = one, .num_sge = 20000, .opcode = IBV_WR_SEND};
+  struct ibv_send_wr good = {.wr_id = 3, .sg_list = one, .num_sge = 1, .opcode = IBV_WR_SEND,
+                             .send_flags = IBV_SEND_SIGNALED, .next = &hostile};
+  sbad = NULL;
+  CHECK(ibv_post_send(p, &good, &sbad) == EINVAL && sbad == &hostile, "ibv_post_send good + hostile: EINVAL, bad_wr = the second");
+  CHECK(wait_wc(cq, &wc) && wc.status == IBV_WC_SUCCESS && (wc.wr_id == 3 || wc.wr_id == 2) &&
+            wait_wc(cq, &wc) && wc.status == IBV_WC_SUCCESS && (wc.wr_id == 3 || wc.wr_id == 2),
+        "the WR before the refused one was posted and completed");
+  rw.num_sge = 20000; rbad = NULL;
+  CHECK(ibv_post_recv(q, &rw, &rbad) == EINVAL && rbad == &rw, "ibv_post_recv num_sge 20000, one-element list: EINVAL, bad_wr");
+  rw.num_sge = -5; rbad = NULL;
+  CHECK(ibv_post_recv(q, &rw, &rbad) == EINVAL && rbad == &rw, "ibv_post_recv num_sge -5: EINVAL");
+  rw.num_sge = 2; rbad = NULL;
+  CHECK(ibv_post_srq_recv(srq, &rw, &rbad) == EINVAL && rbad == &rw, "ibv_post_srq_recv num_sge 2 > max_sge 1: EINVAL");
+  rw.num_sge = 20000; rbad = NULL;
+  CHECK(ibv_post_srq_recv(srq, &rw, &rbad) == EINVAL && rbad == &rw, "ibv_post_srq_recv num_sge 20000: EINVAL, bad_wr");
+  rw.num_sge = 1; rw.sg_list = NULL; rbad = NULL;
+  CHECK(ibv_post_srq_recv(srq, &rw, &rbad) == EINVAL && rbad == &rw, "ibv_post_srq_recv num_sge 1, sg_list NULL: EINVAL");
+  // a cyclic chain: the queue fills (max_wr), the next WR is refused with ENOMEM; the call returns
+  rw.sg_list = one; rw.num_sge = 1; rw.next = &rw; rbad = NULL;
+  CHECK(ibv_post_srq_recv(srq, &rw, &rbad) == ENOMEM && rbad == &rw, "ibv_post_srq_recv cyclic chain: ENOMEM once the SRQ is full");
+  rbad = NULL;
+  CHECK(ibv_post_recv(q, &rw, &rbad) == ENOMEM && rbad == &rw, "ibv_post_recv cyclic chain: ENOMEM once the RQ is full");
+  ibv_destroy_qp(p);
+  ibv_destroy_qp(q);
+  ibv_destroy_srq(srq);
+  ibv_destroy_cq(cq);
+  munmap(page, 4096);
+}
+
 static void error_checks(void) {
   struct ibv_wc wc;
   CHECK(post_send(qa, IBV_WR_RDMA_WRITE, 81, bufa, 64, mra->lkey, (uintptr_t)bufb, mrb->rkey ^ 0xff, 0) == 0,
@@ -387,6 +449,7 @@ int main(void) {
   srq_checks();
   async_checks();
   ud_checks();
+  hostile_count_checks();
   error_checks();
   printf("1..%d\n%d failed\n", n_checks, n_failed);
   free(bufa);

@@ -15,10 +15,12 @@ Result<Handle> Session::create_ah_remote(Handle pdh, const uint8_t dgid[16], uin
   static const uint8_t zero[16] = {};
   if (!dgid || !std::memcmp(dgid, zero, 16)) return rfail<Handle>(EINVAL, "dgid: the zero GID names no host");
   if (sgid_index >= d.gids.size()) return rfail<Handle>(EINVAL, "sgid_index: outside the GID table (" + std::to_string(d.gids.size()) + " entries)");
+  if (auto m = S.over_budget(sizeof(Ah), "ah"); !m.empty()) return rfail<Handle>(ENOMEM, m);
   Ah a;
   a.h = S.new_handle(); a.pd = pdh; a.dev = p->dev; a.dest_device = 0; a.sgid_index = sgid_index;
   a.remote = true; std::memcpy(a.dgid, dgid, 16);
   S.ahs.emplace(a.h, a);
+  S.charge(a.h, sizeof(Ah));
   p->users++;
   if (S.capture) { auto& e = S.emit(EventKind::ObjectCreated, p->dev, a.h, "ah", "AH to a remote host"); e.a = 0; e.b = sgid_index; }
   return rok(a.h);
@@ -32,6 +34,7 @@ Status Session::destroy_ah(Handle ah) {
   if (Pd* p = S.pd(it->second.pd)) p->users--;
   S.emit_obj(EventKind::ObjectDestroyed, it->second.dev, ah, "ah");
   S.ahs.erase(ah);
+  S.uncharge(ah);
   return ok();
 }
 

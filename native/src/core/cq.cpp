@@ -59,8 +59,11 @@ Result<Handle> Session::create_cq(Handle devh, uint32_t cqe, bool with_channel) 
   if (cqe < 1 || cqe > d->profile.max_cqe) return rfail<Handle>(EINVAL, "cqe: must be 1.." + std::to_string(d->profile.max_cqe));
   if (d->profile.round_queue_depths) cqe = round_depth(cqe);   // rxe_cq_from_init -> rxe_queue_init
   if (d->n_cq >= d->profile.max_cq) return rfail<Handle>(ENOMEM, "max_cq reached");
+  const uint64_t cost = sizeof(Cq) + uint64_t(cqe) * sizeof(Wc);   // its ring at depth
+  if (auto m = S.over_budget(cost, "cq"); !m.empty()) return rfail<Handle>(ENOMEM, m);
   Cq c; c.h = S.new_handle(); c.dev = devh; c.cqe = cqe; c.channel = with_channel;
   S.cqs.emplace(c.h, c);
+  S.charge(c.h, cost);
   d->n_cq++;
   if (S.capture) { auto& e = S.emit(EventKind::ObjectCreated, devh, c.h, "cq", "CQ of " + std::to_string(cqe) + " entries"); e.a = cqe; e.b = with_channel; }
   return rok(c.h);
@@ -80,6 +83,7 @@ Status Session::destroy_cq(Handle cqh) {
   }
   S.emit_obj(EventKind::ObjectDestroyed, c->dev, cqh, "cq");
   S.cqs.erase(cqh);
+  S.uncharge(cqh);
   return ok();
 }
 

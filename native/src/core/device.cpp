@@ -40,6 +40,8 @@ Result<Handle> Session::create_device(const std::string& profile, const std::str
   for (auto& [h, d] : S.devs)
     if (d.name == nm) return rfail<Handle>(EEXIST, "name: a device named '" + nm + "' already exists");
   if (ordinal > 254) return rfail<Handle>(ENOMEM, "too many devices (max 254)");
+  const uint64_t cost = sizeof(Device) + (64 << 10);   // with its index maps (QPN, key index)
+  if (auto m = S.over_budget(cost, "device"); !m.empty()) return rfail<Handle>(ENOMEM, m);
   Device d;
   d.h = S.new_handle();
   d.name = nm;
@@ -58,6 +60,7 @@ Result<Handle> Session::create_device(const std::string& profile, const std::str
   d.gids = {g0, g1};
   Handle h = d.h;
   S.devs.emplace(h, std::move(d));
+  S.charge(h, cost);
   if (S.capture) {
     auto& e = S.emit(EventKind::ObjectCreated, h, h, "device", "device " + nm + " (" + p->name + ")");
     e.a = ordinal;
@@ -74,6 +77,7 @@ Status Session::destroy_device(Handle dev) {
     return fail(EBUSY, "dev: device " + d->name + " still has objects (destroy QPs, CQs, MRs, PDs first)");
   S.emit_obj(EventKind::ObjectDestroyed, dev, dev, "device", "device " + d->name);
   S.devs.erase(dev);
+  S.uncharge(dev);
   return ok();
 }
 
@@ -94,8 +98,10 @@ Result<Handle> Session::alloc_pd(Handle dev) {
   Device* d = S.dev(dev);
   if (!d) return rfail<Handle>(ENOENT, "dev: no device with handle " + std::to_string(dev));
   if (d->n_pd >= d->profile.max_pd) return rfail<Handle>(ENOMEM, "max_pd (" + std::to_string(d->profile.max_pd) + ") reached");
+  if (auto m = S.over_budget(sizeof(Pd), "pd"); !m.empty()) return rfail<Handle>(ENOMEM, m);
   Pd p; p.h = S.new_handle(); p.dev = dev;
   S.pds.emplace(p.h, p);
+  S.charge(p.h, sizeof(Pd));
   d->n_pd++;
   S.emit_obj(EventKind::ObjectCreated, dev, p.h, "pd", "pd on " + d->name);
   return rok(p.h);
@@ -109,6 +115,7 @@ Status Session::dealloc_pd(Handle pd) {
   if (p->users) return fail(EBUSY, "pd: still used by " + std::to_string(p->users) + " object(s) (MR, MW, QP, SRQ, AH)");
   Handle dev = p->dev;
   S.pds.erase(pd);
+  S.uncharge(pd);
   if (Device* d = S.dev(dev)) d->n_pd--;
   S.emit_obj(EventKind::ObjectDestroyed, dev, pd, "pd");
   return ok();

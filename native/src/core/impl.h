@@ -236,6 +236,18 @@ class SessionImpl {
   std::map<uint64_t, Buffer> buffers_by_va;    // va -> buffer
   uint64_t buffer_bytes = 0;                   // sum of the buffers' spans
   uint64_t memory_limit = Session::kDefaultMemoryLimit;
+  // the object budget (object_budget.cpp): what each live object was charged, by handle, and the sum
+  uint64_t object_limit = Session::kDefaultObjectLimit, object_bytes = 0;
+  std::unordered_map<Handle, uint64_t> object_charge;
+  // "" when `bytes` more fit in the budget, else the error text naming the limit (checked before the handle is taken)
+  std::string over_budget(uint64_t bytes, const char* what) const;
+  void charge(Handle h, uint64_t bytes) { object_charge[h] = bytes; object_bytes += bytes; }
+  void uncharge(Handle h) {
+    auto it = object_charge.find(h);
+    if (it == object_charge.end()) return;
+    object_bytes -= it->second;
+    object_charge.erase(it);
+  }
   std::unordered_map<Handle, uint64_t> buffer_va;
   HandleMap<Device> devs;
   HandleMap<Pd> pds;
@@ -377,6 +389,8 @@ class SessionImpl {
                       const uint32_t* icrc = nullptr);
   // after decode + ICRC (strict) or straight from the sender (fast): QP lookup, receive event, responder / completer
   void dispatch(Handle src, Handle dst, const wire::Framing* f, uint16_t ip_id, const wire::Packet& p, const std::vector<uint8_t>& bytes);
+  // RC / UC: the packet comes from the QP's peer to the QP's address (check_addr.cpp); false with the reason
+  bool check_addr(const Qp& q, Handle src, const wire::Framing* f, std::string& why);
   // ---- DataPath::Fast (fastpath.cpp)
   DataPath data_path = DataPath::Fast;
   // headers of the carried deliveries, in the order they sit in fifo (they always take the FIFO: t = now + latency),

@@ -73,6 +73,7 @@ Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint3
                                      hex(addr & (kPage - 1)) + " (ib_uverbs_reg_mr)");
   if (d.n_mr >= d.profile.max_mr) return rfail<MrInfo>(ENOMEM, "max_mr (" + std::to_string(d.profile.max_mr) + ") reached");
   if (d.next_mr_index >= kMwIndexBase) return rfail<MrInfo>(ENOMEM, "MR key index space exhausted");
+  if (auto msg = S.over_budget(sizeof(Mr), "mr"); !msg.empty()) return rfail<MrInfo>(ENOMEM, msg);
   Mr m;
   m.h = S.new_handle(); m.pd = pdh; m.dev = p->dev; m.index = d.next_mr_index++;
   uint8_t kb = S.new_key_byte(d, 0, true);
@@ -89,6 +90,7 @@ Result<MrInfo> Session::reg_mr(Handle pdh, uint64_t addr, uint64_t length, uint3
                      "MR lkey " + key_text(m.lkey) + " rkey " + key_text(m.rkey) + " [" + hex(addr) + ", +" + std::to_string(length) + ")");
     e.a = m.lkey; e.b = m.rkey; e.c = addr; e.d = length; e.state(KeyState::Valid);
   }
+  S.charge(m.h, sizeof(Mr));
   S.mrs.emplace(m.h, std::move(m));
   return rok(info);
 }
@@ -159,6 +161,7 @@ Status Session::dereg_mr(Handle mrh) {
   S.pd(m->pd)->users--;
   if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, m->dev, mrh, "mr", "MR " + key_text(m->lkey)); e.a = m->lkey; e.state(KeyState::Invalid); }
   S.mrs.erase(mrh);
+  S.uncharge(mrh);
   return ok();
 }
 
@@ -175,6 +178,8 @@ Result<MrInfo> Session::alloc_mr(Handle pdh, uint32_t max_num_sg, bool indirect)
   if (max_num_sg == 0 || max_num_sg > d.profile.max_fast_reg_page_list_len)
     return rfail<MrInfo>(EINVAL, "max_num_sg: must be 1.." + std::to_string(d.profile.max_fast_reg_page_list_len));
   if (d.n_mr >= d.profile.max_mr) return rfail<MrInfo>(ENOMEM, "max_mr reached");
+  const uint64_t cost = sizeof(Mr) + uint64_t(max_num_sg) * 16;   // its page / SG list at full length
+  if (auto msg = S.over_budget(cost, "mr"); !msg.empty()) return rfail<MrInfo>(ENOMEM, msg);
   Mr m;
   m.h = S.new_handle(); m.pd = pdh; m.dev = p->dev; m.index = d.next_mr_index++;
   m.lkey = m.rkey = (m.index << 8) | S.new_key_byte(d, 0, true);
@@ -188,6 +193,7 @@ Result<MrInfo> Session::alloc_mr(Handle pdh, uint32_t max_num_sg, bool indirect)
     auto& e = S.emit(EventKind::ObjectCreated, m.dev, m.h, "mr", std::string(mr_kind_name(m.kind)) + " MR " + key_text(m.lkey) + " (free)");
     e.a = m.lkey; e.b = m.rkey; e.c = max_num_sg; e.state(KeyState::Free);
   }
+  S.charge(m.h, cost);
   S.mrs.emplace(m.h, std::move(m));
   return rok(info);
 }

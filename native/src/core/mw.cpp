@@ -25,6 +25,7 @@ Result<MwInfo> Session::alloc_mw(Handle pdh, uint32_t type) {
   if (type == MW_TYPE_2 && !(d.profile.device_cap_flags & (DEVICE_MEM_WINDOW_TYPE_2A | DEVICE_MEM_WINDOW_TYPE_2B)))
     return rfail<MwInfo>(EOPNOTSUPP, "type: " + d.name + " lacks MEM_WINDOW_TYPE_2A/2B");
   if (d.n_mw >= d.profile.max_mw) return rfail<MwInfo>(ENOMEM, "max_mw reached");
+  if (auto msg = S.over_budget(sizeof(Mw), "mw"); !msg.empty()) return rfail<MwInfo>(ENOMEM, msg);
   Mw w;
   w.h = S.new_handle(); w.pd = pdh; w.dev = p->dev; w.type = type; w.index = d.next_mw_index++;
   w.rkey = (w.index << 8) | S.new_key_byte(d, 0, true);
@@ -36,6 +37,7 @@ Result<MwInfo> Session::alloc_mw(Handle pdh, uint32_t type) {
     auto& e = S.emit(EventKind::ObjectCreated, w.dev, w.h, "mw", "MW type " + std::to_string(type) + " rkey " + key_text(w.rkey));
     e.a = w.rkey; e.b = type; e.state(w.state);
   }
+  S.charge(w.h, sizeof(Mw));
   S.mws.emplace(w.h, std::move(w));
   return rok(info);
 }
@@ -52,6 +54,7 @@ Status Session::dealloc_mw(Handle mwh) {
   S.pd(w->pd)->users--;
   if (S.capture) { auto& e = S.emit(EventKind::ObjectDestroyed, w->dev, mwh, "mw", "MW rkey " + key_text(w->rkey)); e.a = w->rkey; e.state(KeyState::Invalid); }
   S.mws.erase(mwh);
+  S.uncharge(mwh);
   return ok();
 }
 

@@ -105,6 +105,13 @@ void SessionImpl::dispatch(Handle src, Handle dst, const wire::Framing* f, uint1
     e.pkt = bytes;
     return;
   }
+  if (std::string why; !check_addr(*q, src, f, why)) {
+    if (!capture) return;
+    auto& e = emit(EventKind::PacketDropped, dst, q->h, "qp", why);
+    e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = src;
+    e.pkt = bytes;
+    return;
+  }
   if (capture) {
     auto& e = emit(EventKind::PacketReceived, dst, q->h, "qp", wire::opcode_name(p.opcode));
     e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = src;

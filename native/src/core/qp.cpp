@@ -123,6 +123,11 @@ Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
   static constexpr uint32_t kGsiQpn = 1;
   if (a.gsi && a.qp_type != QPT_UD) return rfail<QpInfo>(EINVAL, "gsi: the GSI QP has UD semantics (qp_type IBV_QPT_UD)");
   if (a.gsi && d.qp_by_qpn.count(kGsiQpn)) return rfail<QpInfo>(EEXIST, "gsi: the device already has its GSI QP (QP1)");
+  // its rings at the depth asked (rxe rounds up to 2^n - 1: at most twice that), each WQE with its SGE list
+  const uint64_t depth_x = pr.round_queue_depths ? 2 : 1;
+  const uint64_t cost = sizeof(Qp) + depth_x * (uint64_t(c.max_send_wr) * (sizeof(SendWqe) + c.max_send_sge * sizeof(Sge) + c.max_inline_data) +
+                                                (a.srq ? 0 : uint64_t(c.max_recv_wr) * (sizeof(RecvWr) + c.max_recv_sge * sizeof(Sge))));
+  if (auto m = S.over_budget(cost, "qp"); !m.empty()) return rfail<QpInfo>(ENOMEM, m);
   Qp q;
   q.h = S.new_handle(); q.pd = pdh; q.dev = p->dev; q.qpn = a.gsi ? kGsiQpn : d.next_qpn++; q.init = a; q.init.pd = pdh;
   if (pr.round_queue_depths) {
@@ -144,6 +149,7 @@ Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
     auto& e = S.emit(EventKind::ObjectCreated, q.dev, q.h, "qp", std::string(type_name(a.qp_type)) + " QP " + hex(q.qpn));
     e.a = q.qpn; e.b = a.qp_type;
   }
+  S.charge(q.h, cost);
   S.qps.emplace(q.h, std::move(q));
   return rok(info);
 }
@@ -305,6 +311,7 @@ Status Session::destroy_qp(Handle qph) {
   S.pd(q->pd)->users--;
   S.emit_obj(EventKind::ObjectDestroyed, q->dev, qph, "qp", "QP " + hex(q->qpn));
   S.qps.erase(qph);
+  S.uncharge(qph);
   return ok();
 }
 
@@ -315,8 +322,10 @@ Result<Handle> Session::create_ah(Handle pdh, Handle dest_device, uint32_t sgid_
   if (!p) return rfail<Handle>(ENOENT, "pd: no PD with handle " + std::to_string(pdh));
   if (!S.dev(dest_device)) return rfail<Handle>(EINVAL, "dest_device: no device with handle " + std::to_string(dest_device));
   if (sgid_index > 1) return rfail<Handle>(EINVAL, "sgid_index: only GID 0 and 1 exist");
+  if (auto m = S.over_budget(sizeof(Ah), "ah"); !m.empty()) return rfail<Handle>(ENOMEM, m);
   Ah a; a.h = S.new_handle(); a.pd = pdh; a.dev = p->dev; a.dest_device = dest_device; a.sgid_index = sgid_index;
   S.ahs.emplace(a.h, a);
+  S.charge(a.h, sizeof(Ah));
   p->users++;
   if (S.capture) { auto& e = S.emit(EventKind::ObjectCreated, p->dev, a.h, "ah"); e.a = dest_device; }
   return rok(a.h);

@@ -16,8 +16,11 @@ Result<Handle> Session::create_srq(Handle pdh, uint32_t max_wr, uint32_t max_sge
   if (max_sge < 1 || max_sge > d.profile.max_srq_sge) return rfail<Handle>(EINVAL, "max_sge: must be 1.." + std::to_string(d.profile.max_srq_sge));
   if (srq_limit > max_wr) return rfail<Handle>(EINVAL, "srq_limit: larger than max_wr");
   if (d.n_srq >= d.profile.max_srq) return rfail<Handle>(ENOMEM, "max_srq reached");
+  const uint64_t cost = sizeof(Srq) + uint64_t(max_wr) * (sizeof(RecvWr) + max_sge * sizeof(Sge));
+  if (auto m = S.over_budget(cost, "srq"); !m.empty()) return rfail<Handle>(ENOMEM, m);
   Srq s; s.h = S.new_handle(); s.pd = pdh; s.dev = p->dev; s.max_wr = max_wr; s.max_sge = max_sge; s.limit = srq_limit;
   S.srqs.emplace(s.h, s);
+  S.charge(s.h, cost);
   d.n_srq++; p->users++;
   if (S.capture) { auto& e = S.emit(EventKind::ObjectCreated, p->dev, s.h, "srq"); e.a = max_wr; e.b = max_sge; e.c = srq_limit; }
   return rok(s.h);
@@ -44,6 +47,7 @@ Status Session::destroy_srq(Handle srqh) {
   S.pd(s->pd)->users--;
   S.emit_obj(EventKind::ObjectDestroyed, s->dev, srqh, "srq");
   S.srqs.erase(srqh);
+  S.uncharge(srqh);
   return ok();
 }
 

@@ -57,23 +57,34 @@ bool solve_ipv4_id(const uint32_t* basis, uint32_t target, uint16_t& x) {
 
 }  // namespace
 
-uint32_t ipv4_icrc_any_id(wire::Framing& f, const uint8_t* p, size_t n, uint16_t hint, uint32_t c0) {
+uint32_t ipv4_icrc_check(wire::Framing& f, const uint8_t* p, size_t n, uint16_t pos, int& prev, bool any, uint32_t c0) {
   f.ip_id = 0;
+  const int before = prev;
+  prev = -1;
+  if (f.ipv6 || n < 16) return c0;
   const uint32_t got = trailing_icrc(p, n);
-  if (c0 == got || f.ipv6 || n < 16) return c0;
+  if (c0 == got) { prev = 0; return c0; }
   const uint32_t* col = ipv4_id_basis(f, p, n, c0);
-  uint16_t x = hint;
-  if ((c0 ^ ipv4_id_delta(col, hint)) != got && !solve_ipv4_id(col, got ^ c0, x)) return c0;
+  const uint32_t target = got ^ c0;
+  auto fits = [&](uint16_t id) { return ipv4_id_delta(col, id) == target; };
+  uint16_t x = 0;
+  bool found = false;
+  if (before >= 0 && fits(static_cast<uint16_t>(before + 1))) { x = static_cast<uint16_t>(before + 1); found = true; }
+  else if (pos && fits(pos)) { x = pos; found = true; }
+  else if (any) found = solve_ipv4_id(col, target, x);
+  else for (uint16_t id = 1; id < kGsoIdWindow && !found; id++) if (fits(id)) { x = id; found = true; }
+  if (!found) return c0;
   f.ip_id = x;
+  prev = x;
   return got;                                      // exact: icrc(x) = c0 ^ delta(x) by linearity
 }
-
 
 bool recover_ipv4_id(wire::Framing& f, const uint8_t* p, size_t n) {
   if (f.ipv6 || n < 16) return false;
   wire::Framing g = f;
   g.ip_id = 0;
-  const uint32_t c = ipv4_icrc_any_id(g, p, n, 0, wire::icrc(g, p, n));
+  int prev = -1;
+  const uint32_t c = ipv4_icrc_check(g, p, n, 0, prev, true, wire::icrc(g, p, n));
   if (c != trailing_icrc(p, n)) return false;
   f.ip_id = g.ip_id;
   return true;

@@ -28,6 +28,7 @@ constexpr int64_t kSpinNs = 50000;             // keep polling this long after t
 // UDP GSO limits (net/ipv4/udp.c udp_send_skb): at most UDP_MAX_SEGMENTS segments (64 before Linux 5.x raised it to
 // 128: the older bound is used), and the whole super-buffer is one UDP datagram, <= 65535 - 20 - 8 bytes of payload.
 constexpr size_t kGsoMaxSegs = 64;
+static_assert(kGsoMaxSegs <= kGsoIdWindow, "the receive side accepts the IDs of kGsoIdWindow segments (ipv4_id.h)");
 constexpr size_t kGsoMaxBytes = 65507;
 
 int64_t mono_ns() {
@@ -94,6 +95,7 @@ Result<std::unique_ptr<UdpTransport>> UdpTransport::attach(Session& s, Handle de
   t->peer_port_ = o.peer_port ? o.peer_port : o.port;
   t->busy_ = o.busy_poll;
   t->zero_copy_ = o.zero_copy;
+  t->any_ipv4_id_ = o.any_ipv4_id;
   std::vector<GidEntry> gids;
   std::vector<IpAddr> bind_to;                     // per gid index; !bindable -> no socket
   std::vector<bool> bindable;
@@ -462,7 +464,9 @@ size_t UdpTransport::receive(Sock& k) {
 }
 
 // One datagram (or one segment of a GRO buffer, idx its index there), checked against the IP/UDP header it had on
-// the wire: lengths from its own size, addresses from recvmsg and the bound socket, the IPv4 ID as ipv4_icrc_any_id finds it.
+// the wire: lengths from its own size, addresses from recvmsg and the bound socket, the IPv4 ID among those the
+// sender's framing can produce (ipv4_icrc_check: by the datagram's place in its buffer; any ID only for a peer whose
+// IP stack picks them, UdpOptions::any_ipv4_id).
 void UdpTransport::receive_datagram(Sock& k, const IpAddr& src, uint16_t sport, const uint8_t* data, size_t n, uint16_t idx) {
   if (n < 16) return drop_rx("malformed: " + std::to_string(n) + "-byte datagram is shorter than BTH + ICRC", data, n);
   wire::Framing f = framing_for(k, src, sport, port_);
@@ -481,7 +485,8 @@ void UdpTransport::receive_datagram(Sock& k, const IpAddr& src, uint16_t sport, 
     std::memcpy(pktbuf_.data() + n - 4, data + n - 4, 4);
     crc = c.value();
   }
-  if (!f.ipv6) crc = ipv4_icrc_any_id(f, data, n, idx, crc);
+  if (idx == 0) rx_prev_id_ = -1;
+  if (!f.ipv6) crc = ipv4_icrc_check(f, data, n, idx, rx_prev_id_, any_ipv4_id_, crc);
   if (capture_) recs_.push_back({S_.now, f, std::vector<uint8_t>(data, data + n)});
   S_.deliver_framed(0, dev_, f, 0, pktbuf_, &crc);  // the ICRC is compared (and a mismatch dropped) there
 }

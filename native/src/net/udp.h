@@ -79,6 +79,10 @@ struct UdpOptions {
   // the headers and pad + ICRC are built (wire::encode_split, the ICRC reads the payload in place). Never while a
   // capture or event recording needs the packet's bytes in one piece. See docs/udp-perf.md for what it gives.
   bool zero_copy = false;
+  // The IPv4 IDs a received datagram's ICRC is checked with (net/ipv4_id.h): false (default) = those a sender that
+  // frames as this transport does can produce (0, or a GSO segment's index: at most 64 candidates); true = any ID,
+  // for a peer whose IP stack picks them (kernel rxe, ip_select_ident), at the price of 16 of the ICRC's 32 bits.
+  bool any_ipv4_id = false;
 };
 
 struct UdpStats {
@@ -163,7 +167,8 @@ class UdpTransport : public WirePort {
   Handle dev_;
   std::string ifname_;
   uint16_t port_ = wire::kRoceUdpPort, peer_port_ = wire::kRoceUdpPort;
-  bool busy_ = false, capture_ = false, gso_ = false, gro_ = false, zero_copy_ = false;
+  bool busy_ = false, capture_ = false, gso_ = false, gro_ = false, zero_copy_ = false, any_ipv4_id_ = false;
+  int rx_prev_id_ = -1;                       // the IPv4 ID of the datagram before, in the buffer being received
   size_t rx_slot_ = 0;
   int64_t base_ = 0;                         // CLOCK_MONOTONIC ns at session time 0
   int64_t last_work_ = 0;                    // CLOCK_MONOTONIC ns of the last poll() that did something

@@ -143,7 +143,7 @@ export function ladderOf(rows: PacketList, fates: PacketFates, queues: QueueMode
     const after: PacketRow[] = [];
     for (let i = at + 1, n = 0; i < rows.length && after.length < max >> 1 && n < scan; i++, n++) { const p = rows.at(i); if (shown(p)) after.push(p); }
     for (let i = at, n = 0; i >= 0 && picked.length < max - after.length && n < scan; i--, n++) { const p = rows.at(i); if (shown(p)) picked.push(p); }
-    picked.reverse(); picked.push(...after);
+    picked.reverse(); for (const a of after) picked.push(a);
   }
   const lanes: Lane[] = [];
   const laneAt = (device: number, qpn: number | null): number => {

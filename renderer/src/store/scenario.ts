@@ -73,7 +73,7 @@ export function createScenarioStore(console_: ConsoleStore): ScenarioStore {
           else if (prev) {
             // step replies carry only the new reports, numbered from `from`
             const reports = prev.reports.slice(0, typeof result.from === 'number' ? result.from : prev.reports.length);
-            if (Array.isArray(result.reports)) reports.push(...(result.reports as ReplayStep[]));
+            if (Array.isArray(result.reports)) for (const r of result.reports as ReplayStep[]) reports.push(r);
             patch.replay = { ...prev, ...(r as unknown as Replay), steps: prev.steps, reports };
           }
         }

@@ -16,7 +16,7 @@ describe('sequence diagram of a faulted two-QP run on one device', () => {
     const events: DeviceEvent[] = [];
     const run = <T = Record<string, unknown>>(c: Command): T => {
       const r = ex.exec(c);
-      events.push(...ex.drainEvents());
+      for (const e of ex.drainEvents()) events.push(e);
       if (!r.ok) throw new Error(`${c.cmd}: ${r.error.message}`);
       return r.result as T;
     };
