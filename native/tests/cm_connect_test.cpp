@@ -176,3 +176,21 @@ TEST(CmConnect, TwoSessionsOverUdpLoopback) {
   EXPECT_GE(s1.cm_counters(d1).tx, 3u);
   EXPECT_EQ(T1.stats().rx_dropped + T2.stats().rx_dropped, 0u);
 }
+
+TEST(CmConnect, TwoSessionsOverUdpIPv6) {
+  Session s1(3), s2(4);
+  Handle d1 = s1.create_device("rxe").value, d2 = s2.create_device("rxe").value;
+  net::UdpOptions o1; o1.address = "::1"; o1.port = 0;
+  auto t1 = net::UdpTransport::attach(s1, d1, o1);
+  if (!t1.ok()) GTEST_SKIP() << "no IPv6 loopback: " << t1.msg;
+  net::UdpOptions o2; o2.address = "::1"; o2.port = 0; o2.peer_port = t1.value->port();
+  auto t2 = net::UdpTransport::attach(s2, d2, o2);
+  ASSERT_TRUE(t2.ok()) << t2.msg;
+  t1.value->set_peer_port(t2.value->port());       // both on ::1: each sends to the other's port
+  Node a, b;
+  a.make(s1, d1);
+  b.make(s2, d2);
+  auto& T1 = *t1.value; auto& T2 = *t2.value;
+  auto drive = [&] { T1.poll(200000); T2.poll(200000); return true; };
+  full_cycle(a, b, v6("::1", 4420), nullptr, drive);
+}
