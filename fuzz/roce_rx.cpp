@@ -226,7 +226,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (auto& w : wb) std::fprintf(stderr, " [wr %llu status %u]", static_cast<unsigned long long>(w.wr_id), w.status);
     std::fprintf(stderr, "; A's CQEs: %zu\n", wa.size());
     for (auto& e : evs)
-      if (e.kind == EventKind::PacketDropped || e.kind == EventKind::KeyCheck || e.kind == EventKind::AsyncEvent)
+      if (e.kind == EventKind::PacketDropped || e.kind == EventKind::KeyCheck || e.kind == EventKind::AsyncEvent ||
+          e.kind == EventKind::CmMad || e.kind == EventKind::CmState)
         std::fprintf(stderr, "  %s\n", e.text.c_str());
   }
   for (size_t i = 0; i < before.size(); i++) {
