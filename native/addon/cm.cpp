@@ -135,7 +135,8 @@ Napi::Value DestroyId(const Napi::CallbackInfo& info, SessionState& ss) {
 Napi::Value BindAddr(const Napi::CallbackInfo& info, SessionState& ss) {
   return WithId(info, ss, [&](Napi::Env env, Conv& c, vl::Session& s, uint32_t id) -> Napi::Value {
     vl::CmAddr a;
-    if (!ParseAddr(c, info[1], "addr", a) || c.thrown()) return env.Undefined();
+    ParseAddr(c, info[1], "addr", a);
+    if (c.thrown()) return env.Undefined();
     return StatusObj(env, s.cm_bind_addr(id, a));
   });
 }
@@ -143,7 +144,9 @@ Napi::Value ResolveAddr(const Napi::CallbackInfo& info, SessionState& ss) {
   return WithId(info, ss, [&](Napi::Env env, Conv& c, vl::Session& s, uint32_t id) -> Napi::Value {
     vl::CmAddr dst, src;
     const bool has_src = !info[2].IsUndefined() && !info[2].IsNull();
-    if (!ParseAddr(c, info[1], "dst", dst) || (has_src && !ParseAddr(c, info[2], "src", src)) || c.thrown()) return env.Undefined();
+    ParseAddr(c, info[1], "dst", dst);
+    if (has_src) ParseAddr(c, info[2], "src", src);
+    if (c.thrown()) return env.Undefined();
     const uint32_t ms = c.u32(info[3], "timeoutMs", 2000, true);
     if (c.thrown()) return env.Undefined();
     return StatusObj(env, s.cm_resolve_addr(id, has_src ? &src : nullptr, dst, ms));
