@@ -423,3 +423,36 @@ TEST(CmDisconnect, DreqOrRejForUnknownIds) {
   EXPECT_EQ(b.raw.got.size(), 1u);                                     // nothing else answered
   EXPECT_EQ(b.s.cm_counters(b.n.dev).rx_dropped, 6u);
 }
+
+TEST(CmPassive, CommEstBeforeTheRtuEstablishesAndTheHookSeesEachEvent) {
+  Bench b;
+  std::vector<Handle> hooked;
+  b.s.cm_set_event_hook([&](Handle dev) { hooked.push_back(dev); });
+  b.listen(4420);
+  b.raw.send(req_to(b.ri, b.ni, 0x4444, 0x33, 4420));
+  CmEvent e;
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_CONNECT_REQUEST, e, stepper(b.s)));
+  const Handle id = e.id;
+  EXPECT_EQ(b.s.cm_notify(id, EVENT_COMM_EST).err, EINVAL);             // nothing accepted yet
+  ASSERT_TRUE(b.s.cm_set_qp(id, b.n.qp).ok());
+  uint32_t mask = 0;
+  auto init = b.s.cm_init_qp_attr(id, QPS_INIT, &mask);
+  ASSERT_TRUE(init.ok());
+  EXPECT_EQ(init.value.qp_access_flags, uint32_t(ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC));
+  EXPECT_EQ(mask, uint32_t(QP_STATE | QP_PKEY_INDEX | QP_PORT | QP_ACCESS_FLAGS));
+  auto rts = b.s.cm_init_qp_attr(id, QPS_RTS, &mask);
+  ASSERT_TRUE(rts.ok());
+  EXPECT_EQ(rts.value.timeout, 19u);                                     // the REQ's local ACK timeout
+  EXPECT_EQ(b.s.cm_init_qp_attr(id, QPS_SQD, &mask).err, EINVAL);
+  ASSERT_TRUE(b.s.cm_accept(id, CmConnParam{}).ok());
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REP, 1));
+  ASSERT_TRUE(b.s.cm_notify(id, EVENT_COMM_EST).ok());                   // the first packet came before the RTU
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_ESTABLISHED, e, stepper(b.s)));
+  EXPECT_EQ(b.state(id), CM_ESTABLISHED);
+  b.raw.send(b.reply(CM_ATTR_RTU, *b.raw.last(CM_ATTR_REP), 0x4444));  // the RTU, late: a duplicate
+  while (b.s.step()) {}
+  EXPECT_TRUE(b.s.cm_get_events(b.n.dev).empty());
+  EXPECT_EQ(b.s.cm_counters(b.n.dev).rx_duplicates, 1u);
+  EXPECT_EQ(hooked, std::vector<Handle>(2, b.n.dev));                   // CONNECT_REQUEST, ESTABLISHED
+  EXPECT_EQ(b.s.cm_notify(id, 99).err, EINVAL);
+}
