@@ -97,6 +97,7 @@ void on_sidr(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
   n.sgid_index = gi < 0 ? from.sgid_index : uint32_t(gi);
   std::memcpy(n.sgid, d.gids[n.sgid_index < d.gids.size() ? n.sgid_index : 0].gid, 16);
   n.peer = from;
+  if (from.dev) std::memcpy(n.peer.gid, src.ip, 16);   // in-session: the peer's address as its IP CM header says
   n.remote_id = req_id; n.tid = m.hdr.tid; n.service_id = sid;
   n.local_id = 0;
   l->pending++;
