@@ -246,25 +246,31 @@ TEST(CmPassive, RtuEstablishesAndDuplicateRtuIsCounted) {
   EXPECT_EQ(b.state(id), CM_ESTABLISHED);
   EXPECT_EQ(b.s.cm_counters(b.n.dev).rx_duplicates, 1u);
   EXPECT_TRUE(b.n.seen.empty() && b.s.cm_get_events(b.n.dev).empty());
-  // the remote (QPN 0x33, this CA) is connected: a new REQ from it is a stale connection
+  // the remote (QPN 0x33, this CA) is connected: a new REQ from it is a stale connection, REJected, and the
+  // connection it says is gone is disconnected (cm_match_req: ib_send_cm_dreq)
   b.raw.send(req_to(b.ri, b.ni, 0x2223, 0x33, 4420));
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REJ, 1));
   EXPECT_EQ(b.raw.last(CM_ATTR_REJ)->get(F_REASON), CM_REJ_STALE_CONN);
   EXPECT_EQ(b.raw.last(CM_ATTR_REJ)->get(F_REMOTE_COMM_ID), 0x2223u);
   EXPECT_EQ(b.s.cm_counters(b.n.dev).rx_stale, 1u);
-  // a DREQ: DISCONNECTED; cm_disconnect answers with the DREP; TimeWait; its exit
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_DREQ, 1));
+  const Msg ours = *b.raw.last(CM_ATTR_DREQ);
+  EXPECT_EQ(ours.get(F_REMOTE_COMM_ID), 0x2222u);
+  EXPECT_EQ(ours.get(F_REMOTE_QPN_EECN), 0x33u);
+  EXPECT_EQ(b.state(id), CM_DREQ_SENT);
+  // the peer's DREQ crosses ours: the DREP at once, TimeWait, one DISCONNECTED
   Msg dreq = b.reply(CM_ATTR_DREQ, rep, 0x2222);
   dreq.set(F_REMOTE_QPN_EECN, b.n.qpn);
   dreq.hdr.tid = 0x99;
   b.raw.send(dreq);
   ASSERT_TRUE(next_event(b.n, CM_EVENT_DISCONNECTED, e, stepper(b.s)));
-  EXPECT_EQ(b.state(id), CM_DREQ_RCVD);
-  ASSERT_TRUE(b.s.cm_disconnect(id).ok());
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_DREP, 1));
   EXPECT_EQ(b.raw.last(CM_ATTR_DREP)->hdr.tid, 0x99u);
   EXPECT_EQ(b.state(id), CM_TIMEWAIT);
   b.raw.send(dreq);                                                   // DREQ again in TimeWait: the DREP again
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_DREP, 2));
+  Msg drep = b.reply(CM_ATTR_DREP, ours, 0x2222);                     // the peer's DREP to our DREQ: nothing new
+  b.raw.send(drep);
   const uint64_t t = b.s.now_ns();
   ASSERT_TRUE(next_event(b.n, CM_EVENT_TIMEWAIT_EXIT, e, stepper(b.s)));
   EXPECT_LE(b.s.now_ns() - t, 2048ull * 1000000);                     // 2^(19-8) ms (cm_enter_timewait)

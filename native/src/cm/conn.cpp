@@ -281,12 +281,20 @@ static void on_req(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
     return;
   }
   // a stale connection: the remote QPN of this CA is still connected or in TimeWait (cm_insert_remote_qpn)
+  Id* cur = nullptr;
   bool stale = false;
   for (auto& [h, id] : c.ids)
-    if (id.dev == dev && connected_state(id.state) && id.remote_qpn == rqpn && id.remote_guid == rguid) stale = true;
+    if (id.dev == dev && connected_state(id.state) && id.remote_qpn == rqpn && id.remote_guid == rguid) { stale = true; cur = &id; }
   for (auto& t : c.timewait)
     if (t.dev == dev && t.remote_qpn == rqpn && t.remote_guid == rguid && t.until > S.now) stale = true;
-  if (stale) { ds.n.rx_stale++; return issue_rej(S, dev, from, m, CM_REJ_STALE_CONN, 0); }
+  if (stale) {
+    ds.n.rx_stale++;
+    issue_rej(S, dev, from, m, CM_REJ_STALE_CONN, 0);
+    // the connection the REQ says its sender no longer has is stale too: cm_match_req disconnects it
+    // (ib_send_cm_dreq, which only an ESTABLISHED ID sends)
+    if (cur && cur->state == CM_ESTABLISHED) send_dreq(S, *cur);
+    return;
+  }
   // the listener of the service ID (cm_find_listen): ib_cm REJects with INVALID_SERVICE_ID when there is none
   const uint64_t sid = m.get(F_SERVICE_ID);
   std::vector<Id*> ls;
