@@ -181,6 +181,8 @@ export interface NativeCmSession {
   cm_reject(id: number, privateData?: Uint8Array): NStatus;
   cm_disconnect(id: number): NStatus;
   cm_establish(id: number): NStatus;
+  /** rdma_set_option(RDMA_OPTION_ID, ...): 0 = RDMA_OPTION_ID_TOS, 3 = RDMA_OPTION_ID_ACK_TIMEOUT */
+  cm_set_option(id: number, option: number, value: number): NStatus;
   cm_id_info(id: number): NCmId | null;
   cm_ids(dev: number): NCmId[];
   cm_get_events(dev: number, max?: number): NCmEvent[];
@@ -201,6 +203,7 @@ export interface NCmId {
   bound: boolean; addrResolved: boolean; routeResolved: boolean; listening: boolean; src: NCmAddr; dst: NCmAddr;
   sgidIndex: number; sgid: string; dgid: string; localCommId: number; remoteCommId: number; localQpn: number;
   remoteQpn: number; startingPsn: number; pathMtu: number; serviceId: U64; peerDev: number; remoteGuid: U64;
+  tos: number; ackTimeout: number;
 }
 /** one rdma_cm event (vl::CmEvent); event is enum rdma_cm_event_type (CmEvent in app/protocol/enums.ts) */
 export interface NCmEvent {

@@ -96,6 +96,7 @@ Napi::Object IdObj(Napi::Env env, const vl::CmIdInfo& i) {
   o.Set("startingPsn", Napi::Number::New(env, i.starting_psn)); o.Set("pathMtu", Napi::Number::New(env, i.path_mtu));
   o.Set("serviceId", U64(env, i.service_id)); o.Set("peerDev", Napi::Number::New(env, double(i.peer_dev)));
   o.Set("remoteGuid", U64(env, i.remote_guid));
+  o.Set("tos", Napi::Number::New(env, i.tos)); o.Set("ackTimeout", Napi::Number::New(env, i.ack_timeout));
   return o;
 }
 
@@ -200,6 +201,13 @@ Napi::Value Disconnect(const Napi::CallbackInfo& info, SessionState& ss) {
 Napi::Value Establish(const Napi::CallbackInfo& info, SessionState& ss) {
   return WithId(info, ss, [](Napi::Env env, Conv&, vl::Session& s, uint32_t id) { return StatusObj(env, s.cm_establish(id)); });
 }
+Napi::Value SetOption(const Napi::CallbackInfo& info, SessionState& ss) {
+  return WithId(info, ss, [&](Napi::Env env, Conv& c, vl::Session& s, uint32_t id) -> Napi::Value {
+    const uint32_t option = c.u32(info[1], "option"), value = c.u32(info[2], "value");
+    if (c.thrown()) return env.Undefined();
+    return StatusObj(env, s.cm_set_option(id, option, value));
+  });
+}
 Napi::Value IdInfo(const Napi::CallbackInfo& info, SessionState& ss) {
   return WithId(info, ss, [](Napi::Env env, Conv&, vl::Session& s, uint32_t id) -> Napi::Value {
     auto i = s.cm_id_info(id);
@@ -244,7 +252,7 @@ const SessionMethod kMethods[] = {
   {"cm_create_id", CreateId}, {"cm_destroy_id", DestroyId}, {"cm_bind_addr", BindAddr},
   {"cm_resolve_addr", ResolveAddr}, {"cm_resolve_route", ResolveRoute}, {"cm_listen", Listen},
   {"cm_set_qp", SetQp}, {"cm_connect", Connect}, {"cm_accept", Accept}, {"cm_reject", Reject},
-  {"cm_disconnect", Disconnect}, {"cm_establish", Establish}, {"cm_id_info", IdInfo}, {"cm_ids", Ids},
+  {"cm_disconnect", Disconnect}, {"cm_establish", Establish}, {"cm_set_option", SetOption}, {"cm_id_info", IdInfo}, {"cm_ids", Ids},
   {"cm_get_events", GetEvents}, {"cm_counters", Counters},
 };
 

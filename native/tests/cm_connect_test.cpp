@@ -51,6 +51,7 @@ void full_cycle(Node& cl, Node& sv, const CmAddr& dst, const CmAddr* listen_at, 
   EXPECT_EQ(ni->state, CM_MRA_REQ_SENT);           // rdma_cm's delayed MRA
   EXPECT_EQ(ni->remote_qpn, cl.qpn);
   EXPECT_EQ(ni->dst.port, cs.cm_id_info(c.value)->src.port);
+  EXPECT_EQ(ni->src.port, dst.port);
   ASSERT_TRUE(ss.cm_set_qp(n, sv.qp).ok());
   CmConnParam a;
   a.private_data = {'o', 'k'};

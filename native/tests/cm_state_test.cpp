@@ -144,7 +144,36 @@ TEST(CmActive, RepWithoutQpGivesConnectResponseAndEstablishSendsRtu) {
   EXPECT_TRUE(mask & QP_DEST_QPN);
   ASSERT_TRUE(b.s.cm_establish(c).ok());
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_RTU, 1));
+  EXPECT_EQ(b.state(c), CM_ESTABLISHED);
+  while (b.s.step()) {}
+  EXPECT_TRUE(b.s.cm_get_events(b.n.dev).empty());   // rdma_establish's RTU: no event for the active side (cma.c)
+}
+
+TEST(CmActive, OptionsTosAndAckTimeout) {
+  Bench b;
+  Handle c = b.s.cm_create_id(b.n.dev, CM_PS_TCP, QPT_RC).value;
+  ASSERT_TRUE(b.s.cm_set_option(c, CM_OPTION_ID_TOS, 0xb8).ok());
+  ASSERT_TRUE(b.s.cm_set_option(c, CM_OPTION_ID_ACK_TIMEOUT, 14).ok());
+  EXPECT_EQ(b.s.cm_set_option(c, CM_OPTION_ID_ACK_TIMEOUT, 32).err, EINVAL);
+  EXPECT_EQ(b.s.cm_set_option(c, 1, 1).err, EOPNOTSUPP);
+  Handle u = b.s.cm_create_id(b.n.dev, CM_PS_UDP, QPT_UD).value;
+  EXPECT_EQ(b.s.cm_set_option(u, CM_OPTION_ID_ACK_TIMEOUT, 14).err, EINVAL);
+  ASSERT_TRUE(b.s.cm_resolve_addr(c, nullptr, v4("10.0.0.1", 7), 100).ok());
+  ASSERT_TRUE(b.s.cm_resolve_route(c, 100).ok());
+  ASSERT_TRUE(b.s.cm_set_qp(c, b.n.qp).ok());
+  ASSERT_TRUE(b.s.cm_connect(c, CmConnParam{}).ok());
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REQ, 1));
+  const Msg req = *b.raw.last(CM_ATTR_REQ);
+  EXPECT_EQ(req.get(F_PRI_TRAFFIC_CLASS), 0xb8u);
+  EXPECT_EQ(req.get(F_PRI_LOCAL_ACK_TIMEOUT), 16u);   // cm_ack_timeout(15, packet life time 14 - 1 = 13)
+  b.raw.send(b.rep_for(req));
+  CmEvent e;
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_ADDR_RESOLVED, e, stepper(b.s)));
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_ROUTE_RESOLVED, e, stepper(b.s)));
   ASSERT_TRUE(next_event(b.n, CM_EVENT_ESTABLISHED, e, stepper(b.s)));
+  EXPECT_EQ(b.s.query_qp(b.n.qp)->attr.timeout, 14u);               // the QP takes the option's value
+  EXPECT_EQ(b.s.cm_id_info(c)->tos, 0xb8);
+  EXPECT_EQ(b.s.cm_id_info(c)->ack_timeout, 14);
 }
 
 TEST(CmActive, RejectedWithReasonAndPrivateData) {
@@ -202,6 +231,8 @@ TEST(CmPassive, DuplicateReqAnsweredByStateAndRepRetriedThenUnreachable) {
   const Handle id = e.id;
   EXPECT_EQ(e.listen_id, l);
   EXPECT_EQ(b.state(id), CM_MRA_REQ_SENT);
+  EXPECT_EQ(b.s.cm_id_info(id)->src.port, 4420);                      // the service ID's port (cma_save_ip_info)
+  EXPECT_EQ(b.s.cm_id_info(id)->dst.port, 40000);                     // the IP CM header's source port
   b.raw.send(req);                                                    // duplicate REQ: the delayed MRA goes now
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_MRA, 1));
   const Msg* mra = b.raw.last(CM_ATTR_MRA);

@@ -91,7 +91,7 @@ void on_sidr(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
   Id n;
   n.h = S.new_handle(); n.dev = dev; n.ps = l->ps; n.qp_type = QPT_UD; n.listen_id = l->h; n.qkey = l->qkey;
   n.bound = n.addr_resolved = n.route_resolved = true;
-  n.src = l->src; n.src.family = dst.family; std::memcpy(n.src.ip, dst.ip, 16); n.src.port = dst.port;
+  n.src = l->src; n.src.family = dst.family; std::memcpy(n.src.ip, dst.ip, 16); n.src.port = service_port(sid);
   n.dst = src;
   const int gi = gid_index_of(d, dst.ip);
   n.sgid_index = gi < 0 ? from.sgid_index : uint32_t(gi);
