@@ -36,7 +36,8 @@ const entriesOf = (t: { values: Record<string, number> }): Entries =>
 const sorted = (e: Entries) => [...e].sort((x, y) => x[0] - y[0] || x[1].localeCompare(y[1]));
 
 const PLATFORM = ['WcStatus', 'WcOpcode', 'WcFlag', 'WrOpcode', 'SendFlag', 'Access', 'QpState', 'QpType', 'QpAttrMask',
-  'EventType', 'MwType', 'Mtu', 'DeviceCap', 'AtomicCap', 'KeyState', 'Change', 'TimerReason', 'FaultKind'] as const;
+  'EventType', 'MwType', 'Mtu', 'DeviceCap', 'AtomicCap', 'KeyState', 'Change', 'TimerReason', 'FaultKind',
+  'CmMadDir', 'CmState', 'CmEvent', 'CmAttr'] as const;
 /** the platform's tables (enums.ts) and every lab's (its manifest's `enums`, by C++ name) */
 const TABLES: Record<string, { values: Record<string, number> }> = {
   ...Object.fromEntries(PLATFORM.map((n) => [n, (enums as unknown as Record<string, { values: Record<string, number> }>)[n]!])), ...LAB_ENUMS,

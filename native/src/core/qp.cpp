@@ -123,6 +123,7 @@ Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
   static constexpr uint32_t kGsiQpn = 1;
   if (a.gsi && a.qp_type != QPT_UD) return rfail<QpInfo>(EINVAL, "gsi: the GSI QP has UD semantics (qp_type IBV_QPT_UD)");
   if (a.gsi && d.qp_by_qpn.count(kGsiQpn)) return rfail<QpInfo>(EEXIST, "gsi: the device already has its GSI QP (QP1)");
+  if (a.gsi && d.cm_qp1) return rfail<QpInfo>(EEXIST, "gsi: QP1 belongs to the device's connection manager (cm_create_id took it)");
   // its rings at the depth asked (rxe rounds up to 2^n - 1: at most twice that), each WQE with its SGE list
   const uint64_t depth_x = pr.round_queue_depths ? 2 : 1;
   const uint64_t cost = sizeof(Qp) + depth_x * (uint64_t(c.max_send_wr) * (sizeof(SendWqe) + c.max_send_sge * sizeof(Sge) + c.max_inline_data) +
