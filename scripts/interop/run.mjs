@@ -88,6 +88,8 @@ function matrix() {
     for (const tool of Object.keys(TOOLS)) for (const d of DIRECTIONS) cases.push({ name: `${tool} ${fam} ${d.id}`, tool, fam, dir: d, cm: false });
     for (const tool of Object.keys(CM_TOOLS)) for (const d of DIRECTIONS) cases.push({ name: `${tool} ${fam} ${d.id}`, tool, fam, dir: d, cm: true });
   }
+  // negative: the server's source GID is IPv4-mapped, the client's IPv6; the server must refuse RTR (EINVAL)
+  for (const d of DIRECTIONS) cases.push({ name: `ibv_rc_pingpong mixed-family ${d.id}`, tool: 'ibv_rc_pingpong', fam: 'mixed', dir: d, cm: false });
   return cases;
 }
 // npm test's suite: the RC pingpong both ways over IPv4 and IPv6 and one perftest (docs/interop.md: timings)
@@ -103,7 +105,9 @@ async function runCase(env, c) {
   const port = nextPort++;
   const cm = c.cm ? CM_TOOLS[c.tool] : null;
   const t = cm ?? TOOLS[c.tool];
-  const gGuest = gids.guest[c.fam], gHost = gids.host[c.fam];
+  // mixed: the server on its IPv4-mapped GID, the client on its IPv6 GID
+  const famOf = (side) => (c.fam !== 'mixed' ? c.fam : side === c.dir.server ? 'ipv4' : 'ipv6');
+  const gGuest = gids.guest[famOf('guest')], gHost = gids.host[famOf('host')];
   const guestAddr = c.fam === 'ipv4' ? NET.guestV4 : NET.guestV6;
   const hostAddr = c.fam === 'ipv4' ? NET.hostV4 : NET.hostV6;
   const serverArgs = (side) => (cm ? [...cm.server(side === 'guest' ? guestAddr : hostAddr), cm.portArg, port]
@@ -149,6 +153,16 @@ async function runCase(env, c) {
     await vm.stopDump().catch(() => {});
   }
   const problems = [];
+  if (c.fam === 'mixed') {
+    // ibv_rc_pingpong's server moves its QP to RTR before it answers: the refusal ends both sides
+    if (!/Failed to modify QP to RTR/.test(server.out)) problems.push(`server (${server.side}) did not refuse RTR`);
+    if (server.rc === 0 || client.rc === 0) problems.push(`exit status server ${server.rc}, client ${client.rc}: expected both non-zero`);
+    return {
+      ok: problems.length === 0, ms: Date.now() - t0, pcap: path.relative(root, pcap),
+      detail: problems.join('; ') || `the ${server.side} server refused RTR (sgid IPv4, dgid IPv6)`,
+      out: `--- server (${server.side})\n${server.out}\n--- client (${client.side})\n${client.out}`,
+    };
+  }
   for (const [role, r] of [['server', server], ['client', client]]) {
     if (r.rc !== 0) problems.push(`${role} (${r.side}) exited ${r.rc === 137 || r.rc === -1 ? `${r.rc}: killed at the timeout` : r.rc}`);
     for (const p of t.check(r.out)) problems.push(`${role} (${r.side}): ${p}`);
