@@ -63,16 +63,18 @@ const CM_TOOLS = {
     fig: () => '100 pings verified', secs: 90, portArg: '-p',
   },
   'ib_write_bw -R': {
-    server: () => ['ib_write_bw', '-R', '-n', 200, '-F'], client: (a) => ['ib_write_bw', '-R', '-n', 200, '-F', a],
+    // --ipv6: perftest resolves the rdma_cm address as AF_INET unless told
+    server: (a) => ['ib_write_bw', '-R', '-n', 200, '-F', ...(a.includes(':') ? ['--ipv6'] : [])],
+    client: (a) => ['ib_write_bw', '-R', '-n', 200, '-F', ...(a.includes(':') ? ['--ipv6'] : []), a],
     check: (o) => perftestCheck(o, 200), fig: (o) => perftestFig(o, 200), secs: 90, portArg: '-p',
   },
   ucmatose: {
     server: (a) => ['ucmatose', '-b', a, '-C', 10], client: (a) => ['ucmatose', '-s', a, '-C', 10],
     check: (o) => (/test complete/.test(o) ? [] : ['no "test complete"']), fig: () => '', secs: 90, portArg: '-p',
   },
-  udaddy: {
+  udaddy: {                                        // (its -p is the port space; the port is its fixed 7174)
     server: (a) => ['udaddy', '-b', a, '-C', 10], client: (a) => ['udaddy', '-s', a, '-C', 10],
-    check: (o) => (/test complete/.test(o) ? [] : ['no "test complete"']), fig: () => '', secs: 90, portArg: '-p',
+    check: (o) => (/test complete/.test(o) ? [] : ['no "test complete"']), fig: () => '', secs: 90, portArg: null,
   },
 };
 
@@ -110,9 +112,10 @@ async function runCase(env, c) {
   const gGuest = gids.guest[famOf('guest')], gHost = gids.host[famOf('host')];
   const guestAddr = c.fam === 'ipv4' ? NET.guestV4 : NET.guestV6;
   const hostAddr = c.fam === 'ipv4' ? NET.hostV4 : NET.hostV6;
-  const serverArgs = (side) => (cm ? [...cm.server(side === 'guest' ? guestAddr : hostAddr), cm.portArg, port]
+  const cmPort = cm?.portArg ? [cm.portArg, port] : [];
+  const serverArgs = (side) => (cm ? [...cm.server(side === 'guest' ? guestAddr : hostAddr), ...cmPort]
     : [c.tool, ...t.args(side === 'guest' ? gGuest : gHost), '-p', port]);
-  const clientArgs = (side) => (cm ? [...cm.client(side === 'guest' ? hostAddr : guestAddr), cm.portArg, port]
+  const clientArgs = (side) => (cm ? [...cm.client(side === 'guest' ? hostAddr : guestAddr), ...cmPort]
     : [c.tool, ...t.args(side === 'guest' ? gGuest : gHost), '-p', port, side === 'guest' ? NET.hostV4 : NET.guestV4]);
   const hostEnv = cm ? { LD_LIBRARY_PATH: RDMACM_DIR } : {};
   const slug = c.name.replace(/[^\w.-]+/g, '_');
@@ -125,8 +128,8 @@ async function runCase(env, c) {
   try {
     if (c.dir.server === 'guest') {
       const srv = await vm.spawn(q(serverArgs('guest')), t.secs);
-      // rping / ucmatose / udaddy listen through rdma_cm, not TCP: give the server a moment instead
-      if (cm && c.tool !== 'ib_write_bw -R') await new Promise((r) => setTimeout(r, 1500));
+      // the rdma_cm tools listen through rdma_cm, not on a TCP socket: give the server a moment instead
+      if (cm) await new Promise((r) => setTimeout(r, 2000));
       else if (!(await guestListening(vm, port, 20_000))) {
         const s = await srv.wait(1000);
         return { ok: false, detail: `the kernel-side server never listened on ${port}`, out: s.out, ms: Date.now() - t0 };
@@ -137,7 +140,7 @@ async function runCase(env, c) {
       server = { side: 'kernel', rc: s.rc, out: s.out };
     } else {
       const srv = hostRun(ns, serverArgs('host'), { timeoutMs: t.secs * 1000, env: hostEnv });
-      const up = cm && c.tool !== 'ib_write_bw -R' ? (await new Promise((r) => setTimeout(r, 1500)), true) : await srv.listening(port, 20_000);
+      const up = cm ? (await new Promise((r) => setTimeout(r, 2000)), true) : await srv.listening(port, 20_000);
       if (!up) {
         srv.kill();
         const s = await srv.done;

@@ -173,14 +173,16 @@ export class Vm {
         return { rc: Number(m[1]), out };
       }, timeoutS * 1000 + 15_000, `guest command ${id}`);
     } catch (e) {
-      throw new Error(`${e.message} (script: ${script.slice(0, 200)})\n--- guest console (tail)\n${this.consoleTail(15)}`);
+      const pending = this.lines.buf.slice(-600);
+      throw new Error(`${e.message} (script: ${script.slice(0, 200)})\n--- control channel, unread (tail)\n${pending}\n--- guest console (tail)\n${this.consoleTail(15)}`);
     }
   }
 
   /** Starts a program in the guest in the background; wait() gives { rc, out } once it ended (or was killed). */
   async spawn(cmd, timeoutS) {
     const j = `j${++this.seq}`;
-    const r = await this.sh(`( timeout -s KILL ${timeoutS} sh -c '${cmd.replace(/'/g, `'\\''`)}' > /tmp/${j}.out 2>&1 </dev/null; echo $? > /tmp/${j}.rc ) >/dev/null 2>&1 &\necho started`, 10);
+    // nice: a peer spinning on its CQ (the pingpongs, perftest) must not starve the control loop on the one vCPU
+    const r = await this.sh(`( timeout -s KILL ${timeoutS} nice -n 10 sh -c '${cmd.replace(/'/g, `'\\''`)}' > /tmp/${j}.out 2>&1 </dev/null; echo $? > /tmp/${j}.rc ) >/dev/null 2>&1 &\necho started`, 10);
     if (r.rc !== 0) throw new Error(`guest: could not start ${cmd}: ${r.out}`);
     return {
       done: async () => (await this.sh(`[ -f /tmp/${j}.rc ]`, 5)).rc === 0,
