@@ -38,15 +38,20 @@ function sh(cmd, args, opts = {}) {
 }
 const which = (p) => spawnSync('sh', ['-c', `command -v ${p}`], { encoding: 'utf8' }).stdout.trim();
 
-/** Missing Debian packages: installed with apt-get when root, else a clear message and exit (as scripts/test.mjs). */
-export function ensureHostPackages(extra = []) {
+/** The Debian packages the suite needs that this host lacks. */
+export function missingHostPackages() {
   const missing = new Set();
   for (const [prog, pkg] of Object.entries(HOST_PACKAGES)) if (!which(prog)) missing.add(pkg);
-  if (!fs.existsSync(BUSYBOX) || !/statically linked/.test(spawnSync('file', ['-L', BUSYBOX], { encoding: 'utf8' }).stdout ?? 'statically linked')) missing.add('busybox-static');
+  // busybox-static's binary is /bin/busybox; the dynamic busybox package has the same path
+  if (!fs.existsSync(BUSYBOX) || spawnSync('ldd', [BUSYBOX], { encoding: 'utf8' }).status === 0) missing.add('busybox-static');
   if (!fs.existsSync(RXE_DRIVER)) missing.add('ibverbs-providers');
-  for (const p of extra) missing.add(p);
-  if (!missing.size) return;
-  const list = [...missing];
+  return [...missing];
+}
+
+/** Missing Debian packages: installed with apt-get when root, else a clear message (as scripts/test.mjs). */
+export function ensureHostPackages() {
+  const list = missingHostPackages();
+  if (!list.length) return;
   if (process.getuid?.() === 0 && which('apt-get')) {
     console.error(`interop: installing Debian packages: ${list.join(' ')}`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };

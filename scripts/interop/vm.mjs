@@ -181,8 +181,10 @@ export class Vm {
   /** Starts a program in the guest in the background; wait() gives { rc, out } once it ended (or was killed). */
   async spawn(cmd, timeoutS) {
     const j = `j${++this.seq}`;
-    // nice: a peer spinning on its CQ (the pingpongs, perftest) must not starve the control loop on the one vCPU
-    const r = await this.sh(`( timeout -s KILL ${timeoutS} nice -n 10 sh -c '${cmd.replace(/'/g, `'\\''`)}' > /tmp/${j}.out 2>&1 </dev/null; echo $? > /tmp/${j}.rc ) >/dev/null 2>&1 &\necho started`, 10);
+    // niceness 10 (busybox renice; it has no nice): a peer spinning on its CQ (the pingpongs, perftest) must not
+    // starve the control loop on the one vCPU
+    const inner = `renice -n 10 -p $$ >/dev/null 2>&1; ${cmd}`;
+    const r = await this.sh(`( timeout -s KILL ${timeoutS} sh -c '${inner.replace(/'/g, `'\\''`)}' > /tmp/${j}.out 2>&1 </dev/null; echo $? > /tmp/${j}.rc ) >/dev/null 2>&1 &\necho started`, 10);
     if (r.rc !== 0) throw new Error(`guest: could not start ${cmd}: ${r.out}`);
     return {
       done: async () => (await this.sh(`[ -f /tmp/${j}.rc ]`, 5)).rc === 0,
