@@ -20,8 +20,11 @@ const ONLY = (opt('--only') ?? '').split(',').filter(Boolean);
 const OUT = path.join(root, 'build', 'interop');
 const log = (m) => { if (JSON_OUT) process.stderr.write(m + '\n'); else console.log(m); };
 
-// librdmacm over the device (branch rdmacm): the rdma_cm cases run only when it is built
-const RDMACM_DIR = process.env.VERBSLAB_RDMACM_DIR || path.join(root, 'build', 'librdmacm');
+// librdmacm over the device (branch rdmacm, scripts/build.mjs buildLibrdmacm: build/libibverbs/librdmacm.so.1, beside
+// libibverbs.so.1 and so on the LD_LIBRARY_PATH verbslab exec sets): the rdma_cm cases run only when it is built
+const RDMACM_DIR = process.env.VERBSLAB_RDMACM_DIR
+  || [path.join(root, 'build', 'libibverbs'), path.join(root, 'build', 'librdmacm')].find((d) => fs.existsSync(path.join(d, 'librdmacm.so.1')))
+  || path.join(root, 'build', 'libibverbs');
 const rdmacmBuilt = () => fs.existsSync(path.join(RDMACM_DIR, 'librdmacm.so.1'));
 
 // ------------------------------------------------------------------ checks
@@ -58,8 +61,12 @@ const TOOLS = {
 // rdma_cm tools (librdmacm on the host side): address-based, no GID index; the server binds the given address
 const CM_TOOLS = {
   rping: {
-    server: (a) => ['rping', '-s', '-a', a, '-v', '-C', 100], client: (a) => ['rping', '-c', '-a', a, '-v', '-C', 100],
-    check: (o) => ((o.match(/ping data: rdma-ping-\d+: /g) ?? []).length >= 100 ? [] : [`${(o.match(/ping data: /g) ?? []).length} "ping data" lines, not 100`]),
+    // -V: the client compares each ping it read back with what it sent ("data mismatch!" and exit 1 otherwise)
+    server: (a) => ['rping', '-s', '-a', a, '-v', '-C', 100], client: (a) => ['rping', '-c', '-a', a, '-v', '-V', '-C', 100],
+    check: (o) => [
+      ...((o.match(/ping data: rdma-ping-\d+: /g) ?? []).length >= 100 ? [] : [`${(o.match(/ping data: /g) ?? []).length} "ping data" lines, not 100`]),
+      ...(/data mismatch/.test(o) ? ['rping -V: data mismatch'] : []),
+    ],
     fig: () => '100 pings verified', secs: 90, portArg: '-p',
   },
   'ib_write_bw -R': {
@@ -117,7 +124,8 @@ async function runCase(env, c) {
     : [c.tool, ...t.args(side === 'guest' ? gGuest : gHost), '-p', port]);
   const clientArgs = (side) => (cm ? [...cm.client(side === 'guest' ? hostAddr : guestAddr), ...cmPort]
     : [c.tool, ...t.args(side === 'guest' ? gGuest : gHost), '-p', port, side === 'guest' ? NET.hostV4 : NET.guestV4]);
-  const hostEnv = cm ? { LD_LIBRARY_PATH: RDMACM_DIR } : {};
+  // (verbslab exec puts build/libibverbs first on LD_LIBRARY_PATH; another librdmacm directory goes behind it)
+  const hostEnv = cm && RDMACM_DIR !== path.join(root, 'build', 'libibverbs') ? { LD_LIBRARY_PATH: RDMACM_DIR } : {};
   const slug = c.name.replace(/[^\w.-]+/g, '_');
   const pcap = path.join(OUT, 'pcap', `${slug}.pcap`);
   fs.mkdirSync(path.dirname(pcap), { recursive: true });
@@ -184,10 +192,9 @@ async function setup() {
   const cache = ensureCache({ log });
   const cacheS = (Date.now() - t0) / 1000;
   log(`interop: guest image ${cache.pkg} ${cache.version} (${cache.built ? `built in ${cacheS.toFixed(1)} s` : 'cached'})`);
-  if (!fs.existsSync(path.join(root, 'build', 'libibverbs', 'libibverbs.so.1'))) {
-    const { buildLibverbs } = await import('../build.mjs');
-    await buildLibverbs();
-  }
+  // the host side's libraries, incrementally: libibverbs, and librdmacm where this tree has it
+  const build = await import('../build.mjs');
+  await (build.buildLibrdmacm ?? build.buildLibverbs)();
   const ns = new Netns().create();
   const vm = new Vm({ cache, netns: ns, outDir: OUT });
   const env = { ns, vm, cache, cacheSeconds: cacheS };
@@ -227,7 +234,7 @@ async function main() {
     env = await setup();
     for (const c of cases) {
       if (c.cm && !rdmacmBuilt()) {
-        results.push({ name: c.name, ok: null, detail: `skipped: librdmacm not built (${path.relative(root, RDMACM_DIR)}/librdmacm.so.1)` });
+        results.push({ name: c.name, ok: null, detail: 'skipped: librdmacm not built' });
         log(`SKIP ${c.name.padEnd(42)} ${results.at(-1).detail}`);
         continue;
       }
