@@ -144,7 +144,11 @@ VL_EXPORT int rdma_resolve_addr(rdma_cm_id* cm_id, sockaddr* src, sockaddr* dst,
   vl::CmAddr s, d;
   to_cm_addr(dst, d);
   if (src) to_cm_addr(src, s);
-  if (attach_for(src)) return -1;
+  // the device not on the network yet: at the source given, or at ::1 to reach ::1 (loopback has no other IPv6
+  // address; two programs on ::1 need their own UDP ports, docs/librdmacm.md), else at its default address
+  static const uint8_t v6_loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  const bool to_v6_loopback = d.family == AF_INET6 && !std::memcmp(d.ip, v6_loopback, 16);
+  if (attach_for(src ? src : to_v6_loopback ? dst : nullptr)) return -1;
   std::memcpy(&id->id.route.addr.dst_storage, dst, dst_len);
   auto st = g().s->cm_resolve_addr(id->h, src ? &s : nullptr, d, timeout_ms > 0 ? static_cast<uint32_t>(timeout_ms) : 0);
   if (!st.ok()) return fail_status(st);

@@ -224,10 +224,11 @@ int main(void) {
   CHECK(rdma_disconnect(cli) == 0, "rdma_disconnect");
   int disc = 0;
   struct rdma_cm_event* held = NULL;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 2; i++) {               // the server answers the DREQ with its own rdma_disconnect (DREP)
     struct rdma_cm_event* e = next_event(ch);
     if (e && e->event == RDMA_CM_EVENT_DISCONNECTED) disc |= e->id == cli ? 1 : e->id == srv ? 2 : 0;
-    if (e && e->id == srv && !held) held = e; else if (e) rdma_ack_cm_event(e);
+    if (e && e->id == srv && !held) { held = e; CHECK(rdma_disconnect(srv) == 0, "server rdma_disconnect (DREP)"); }
+    else if (e) rdma_ack_cm_event(e);
   }
   CHECK(disc == 3, "DISCONNECTED on both IDs");
   rdma_dereg_mr(smr);
