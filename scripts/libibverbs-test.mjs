@@ -24,15 +24,15 @@ function freeTcpPort() {
   });
 }
 
-// verbslab exec --no-build -- argv...; resolves {code, out} (stdout + stderr), killed after TIMEOUT_MS
+// verbslab exec --no-build -- argv...; resolves {code, out (stdout + stderr as they came), stdout}, killed after TIMEOUT_MS
 function execRun(argv, { env = {}, timeout = TIMEOUT_MS } = {}) {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, [CLI, 'exec', '--no-build', '--', ...argv], { cwd: root, env: { ...process.env, ...env } });
-    let out = '';
-    c.stdout.on('data', (d) => { out += d; });
+    let out = '', stdout = '';
+    c.stdout.on('data', (d) => { out += d; stdout += d; });
     c.stderr.on('data', (d) => { out += d; });
     const t = setTimeout(() => { out += `\n[killed after ${timeout} ms]`; c.kill('SIGKILL'); }, timeout);
-    c.on('exit', (code, signal) => { clearTimeout(t); resolve({ code: code ?? -1, signal, out }); });
+    c.on('exit', (code, signal) => { clearTimeout(t); resolve({ code: code ?? -1, signal, out, stdout }); });
   });
 }
 
@@ -183,7 +183,7 @@ function rpingCase(count) {
       (a) => ['rping', '-c', '-a', a, '-p', port, '-C', String(count), '-v', '-V']);
     const problems = fails(r);
     for (const [side, x, prefix] of [['client', r.client, 'ping data: '], ['server', r.server, 'server ping data: ']]) {
-      const lines = x.out.split('\n').filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length));
+      const lines = x.stdout.split('\n').filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length));
       if (lines.length !== count) problems.push(`${side}: ${lines.length} "${prefix.trim()}" lines, not ${count}`);
       const bad = lines.findIndex((l, i) => l !== rpingData(i));
       if (bad >= 0) problems.push(`${side}: ping ${bad} carried '${lines[bad]}', not '${rpingData(bad)}'`);

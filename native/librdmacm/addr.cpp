@@ -59,8 +59,8 @@ int attach_for(const sockaddr* a) {
   char text[INET6_ADDRSTRLEN] = "";
   vl::CmAddr c;
   if (a && to_cm_addr(a, c)) {
-    static const uint8_t zero[16] = {}, mapped_zero[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 0};
-    if (std::memcmp(c.ip, zero, 16) && std::memcmp(c.ip, mapped_zero, 16)) {
+    static const uint8_t zero[16] = {};
+    if (std::memcmp(c.ip, zero, 16)) {
       if (c.family == AF_INET) inet_ntop(AF_INET, c.ip + 12, text, sizeof text);
       else inet_ntop(AF_INET6, c.ip, text, sizeof text);
     }
@@ -88,8 +88,10 @@ bool to_cm_addr(const sockaddr* a, vl::CmAddr& out) {
   if (a->sa_family == AF_INET) {
     auto* s = reinterpret_cast<const sockaddr_in*>(a);
     out.family = AF_INET;
-    out.ip[10] = out.ip[11] = 0xff;            // ::ffff:a.b.c.d (vl/cm.h)
-    std::memcpy(out.ip + 12, &s->sin_addr, 4);
+    if (s->sin_addr.s_addr != htonl(INADDR_ANY)) {   // ::ffff:a.b.c.d (vl/cm.h); "any" stays all zeros
+      out.ip[10] = out.ip[11] = 0xff;
+      std::memcpy(out.ip + 12, &s->sin_addr, 4);
+    }
     out.port = ntohs(s->sin_port);
     return true;
   }

@@ -196,15 +196,20 @@ VL_EXPORT rdma_event_channel* rdma_create_event_channel(void) {
 }
 
 // rdma-core closes the fd (the kernel drops the channel's unread events); the IDs still on it are the program's
-// mistake there as here.
+// mistake there as here. A thread blocked in rdma_get_cm_event on it stays blocked, as in a read of rdma_ucm's fd
+// that another thread closed (rping's CM thread while main returns): so our end is closed only when no thread reads
+// (closing it would wake that reader with end-of-file), else the channel is left to that reader until exit.
 VL_EXPORT void rdma_destroy_event_channel(rdma_event_channel* ch) {
   if (!ch) return;
   Channel* c = chan(ch);
+  bool reading;
   {
     std::lock_guard<std::mutex> lk(g().mu);
     c->q.clear();
+    reading = c->readers.load() > 0;
   }
   close(c->ch.fd);
+  if (reading) return;
   close(c->wfd);
   delete c;
 }
@@ -213,6 +218,11 @@ VL_EXPORT int rdma_get_cm_event(rdma_event_channel* ch, rdma_cm_event** event) {
   if (init()) return -1;
   if (!ch || !event) return fail(EINVAL);
   Channel* c = chan(ch);
+  struct Reading {                             // rdma_destroy_event_channel looks at it
+    Channel* c;
+    explicit Reading(Channel* x) : c(x) { c->readers++; }
+    ~Reading() { c->readers--; }
+  } reading(c);
   for (;;) {
     char token;
     ssize_t n = read(c->ch.fd, &token, 1);     // blocks unless the program made the fd non-blocking (EAGAIN)

@@ -17,6 +17,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <cerrno>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -42,6 +43,7 @@ struct Channel {
   rdma_event_channel ch;                       // ch.fd: the program's end (blocking unless the program sets O_NONBLOCK)
   int wfd = -1;                                // our end: one byte written per queued event
   std::deque<Pending> q;                       // under Global::mu
+  std::atomic<int> readers{0};                 // threads inside rdma_get_cm_event on this channel
 };
 
 // cma_id_private
