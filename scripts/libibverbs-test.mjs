@@ -7,6 +7,7 @@
 // checks where they have one: the pingpongs' --chk). Prints one line per case and, with --json, one JSON object.
 //   node scripts/libibverbs-test.mjs [--json] [--only NAME,...]
 import { spawn, spawnSync } from 'node:child_process';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -193,6 +194,41 @@ function rpingCase(count) {
   };
 }
 
+// IPv6: both programs on ::1 (loopback has no other IPv6 address), so each device takes its own RoCE UDP port and
+// sends to the other's (verbslab exec --udp-port / --peer-udp-port); the server's device goes to ::1 at its bind.
+function freeUdpPort() {
+  return new Promise((resolve, reject) => {
+    const s = dgram.createSocket('udp6');
+    s.on('error', reject);
+    s.bind(0, '::1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+function rping6Case(count) {
+  return async () => {
+    const port = String(await freeTcpPort());
+    const [us, uc] = [await freeUdpPort(), await freeUdpPort()];
+    const bound = () => {
+      let text = '';
+      try { text = fs.readFileSync('/proc/net/udp6', 'utf8'); } catch { return false; }
+      const want = `00000000000000000000000001000000:${us.toString(16).toUpperCase().padStart(4, '0')}`;
+      return text.split('\n').slice(1).some((l) => l.trim().split(/\s+/)[1] === want);
+    };
+    const srv = execRun(['rping', '-s', '-a', '::1', '-p', port, '-C', String(count), '-v', '-V'],
+      { env: { VERBSLAB_UDP_PORT: String(us), VERBSLAB_PEER_UDP_PORT: String(uc) } });
+    const t0 = Date.now();
+    while (!bound() && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    const cli = await execRun(['rping', '-c', '-a', '::1', '-p', port, '-C', String(count), '-v', '-V'],
+      { env: { VERBSLAB_UDP_PORT: String(uc), VERBSLAB_PEER_UDP_PORT: String(us) } });
+    const r = { server: await srv, client: cli };
+    const problems = fails(r);
+    const lines = cli.stdout.split('\n').filter((l) => l.startsWith('ping data: ')).map((l) => l.slice(11));
+    if (lines.length !== count || lines.some((l, i) => l !== rpingData(i))) problems.push(`client: ${lines.length} ping lines, not ${count} verified`);
+    return { ok: problems.length === 0, detail: problems.join('; ') || `${count} pings verified over ::1 (UDP ports ${us} / ${uc})`, out: r.client.out + r.server.out };
+  };
+}
+
 // Tools that end with their own verdict line: ucmatose / udaddy "return status 0", rdma_client "rdma_client: end 0"
 function cmToolCase(server, client, want, opts = {}) {
   return async () => {
@@ -247,6 +283,7 @@ const CASES = {
   'ib_send_bw -c UD': perftestCase('ib_send_bw', 'bw', ['-c', 'UD']),
   selftest: selftestCase('vl_selftest'),
   'rping -v -C 1000': rpingCase(1000),
+  'rping ::1': rping6Case(100),
   ucmatose: cmToolCase((a, p) => ['ucmatose', '-b', a, '-p', p, '-c', '2', '-C', '20'], (a, p) => ['ucmatose', '-s', a, '-p', p, '-c', '2', '-C', '20'],
     [/return status 0/, /return status 0/]),
   'ucmatose -m (migrate)': cmToolCase((a, p) => ['ucmatose', '-b', a, '-p', p, '-m'], (a, p) => ['ucmatose', '-s', a, '-p', p],
