@@ -5,7 +5,7 @@
 //   (f) Playwright e2e   (g) fuzz: each libFuzzer target (fuzz/*.cpp, clang, ASan + UBSan) for a few seconds over its
 //   seed corpus   (h) labs (every lab of labs/ headless: verbslab lab run all)
 //   (i) soak: 30 s of the chaos soak (native/tools/vl_soak.cpp; `npm run soak -- --minutes N` by hand)
-//   (j) libibverbs: unmodified ibverbs-utils / perftest programs under `verbslab exec` (scripts/libibverbs-test.mjs)
+//   (j) libibverbs: unmodified ibverbs-utils / perftest / rdmacm-utils programs under `verbslab exec` (scripts/libibverbs-test.mjs)
 //   (k) interop: a short subset of `npm run interop` against the Linux kernel's Soft-RoCE in qemu (scripts/interop,
 //       docs/interop.md; root only: it makes a network namespace and a tap device)
 // Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs, soak, libibverbs, interop)
@@ -74,6 +74,8 @@ if (want('libibverbs')) {
   if (!fs.existsSync('/usr/include/infiniband/verbs.h') && !missing.includes('libibverbs-dev')) missing.push('libibverbs-dev');
   if (!have('ibv_rc_pingpong')) missing.push('ibverbs-utils');
   if (!have('ib_write_bw')) missing.push('perftest');
+  if (!fs.existsSync('/usr/include/rdma/rdma_cma.h')) missing.push('librdmacm-dev');   // the librdmacm self-test
+  if (!have('rping')) missing.push('rdmacm-utils');
 }
 if (want('interop') && isRoot) for (const p of interopMissing()) if (!missing.includes(p)) missing.push(p);
 if (missing.length) {

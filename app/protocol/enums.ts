@@ -109,6 +109,30 @@ export const NvmfPass = table({
   BACKEND_DOWN: 6, MALFORMED: 7,
 });
 
+// ---- the connection manager (native/include/vl/cm.h; docs/cm.md)
+/** `b` of CmMad events: what happened to the MAD (vl::CmMadDir). */
+export const CmMadDir = table({ SENT: 0, RECEIVED: 1, DROPPED: 2, RESENT: 3 });
+/** `a` / `b` of CmState events: a CM ID's IBA 12.9 state (enum ib_cm_state, include/rdma/ib_cm.h). */
+export const CmState = table({
+  IB_CM_IDLE: 0, IB_CM_LISTEN: 1, IB_CM_REQ_SENT: 2, IB_CM_REQ_RCVD: 3, IB_CM_MRA_REQ_SENT: 4, IB_CM_MRA_REQ_RCVD: 5,
+  IB_CM_REP_SENT: 6, IB_CM_REP_RCVD: 7, IB_CM_MRA_REP_SENT: 8, IB_CM_MRA_REP_RCVD: 9, IB_CM_ESTABLISHED: 10,
+  IB_CM_DREQ_SENT: 11, IB_CM_DREQ_RCVD: 12, IB_CM_TIMEWAIT: 13, IB_CM_SIDR_REQ_SENT: 14, IB_CM_SIDR_REQ_RCVD: 15,
+});
+/** The CM's events as rdma_get_cm_event returns them (enum rdma_cm_event_type, rdma/rdma_cma.h). */
+export const CmEvent = table({
+  RDMA_CM_EVENT_ADDR_RESOLVED: 0, RDMA_CM_EVENT_ADDR_ERROR: 1, RDMA_CM_EVENT_ROUTE_RESOLVED: 2,
+  RDMA_CM_EVENT_ROUTE_ERROR: 3, RDMA_CM_EVENT_CONNECT_REQUEST: 4, RDMA_CM_EVENT_CONNECT_RESPONSE: 5,
+  RDMA_CM_EVENT_CONNECT_ERROR: 6, RDMA_CM_EVENT_UNREACHABLE: 7, RDMA_CM_EVENT_REJECTED: 8,
+  RDMA_CM_EVENT_ESTABLISHED: 9, RDMA_CM_EVENT_DISCONNECTED: 10, RDMA_CM_EVENT_DEVICE_REMOVAL: 11,
+  RDMA_CM_EVENT_MULTICAST_JOIN: 12, RDMA_CM_EVENT_MULTICAST_ERROR: 13, RDMA_CM_EVENT_ADDR_CHANGE: 14,
+  RDMA_CM_EVENT_TIMEWAIT_EXIT: 15,
+});
+/** `a` of CmMad events: the CM message's attribute ID (IBA 12.6 Table 104). */
+export const CmAttr = table({
+  REQ: 0x10, MRA: 0x11, REJ: 0x12, REP: 0x13, RTU: 0x14, DREQ: 0x15, DREP: 0x16, SIDR_REQ: 0x17, SIDR_REP: 0x18,
+  LAP: 0x19, APR: 0x1a,
+});
+
 /** OR together a list of flag names from a table. */
 export function flagsOf<T extends Record<string, number>>(t: { values: T }, names: readonly (keyof T)[]): number {
   let v = 0;

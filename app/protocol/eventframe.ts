@@ -44,9 +44,9 @@ const MAX_SAFE = 2 ** 53 - 1;
 /** vl::EventKind in order (native/include/vl/session.h; names in vl/names.h kEventKindNames, tables.test.ts) */
 export const EVENT_KINDS = ['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'WqePosted', 'WqeStarted', 'WqeCompleted',
   'PacketSent', 'PacketReceived', 'PacketDropped', 'KeyCheck', 'Cqe', 'CqArmed', 'CompEvent', 'AsyncEvent', 'QpState',
-  'MemWrite', 'Timer', 'Fault', 'Log', 'Offload'] as const;
+  'MemWrite', 'Timer', 'Fault', 'Log', 'Offload', 'CmState', 'CmMad'] as const;
 /** object kinds with a one-byte id (native/include/vl/names.h kObjKindNames) */
-export const OBJ_KINDS = ['', 'device', 'pd', 'buffer', 'mr', 'mw', 'cq', 'qp', 'srq', 'ah', 'packet', 'session'] as const;
+export const OBJ_KINDS = ['', 'device', 'pd', 'buffer', 'mr', 'mw', 'cq', 'qp', 'srq', 'ah', 'packet', 'session', 'cm_id'] as const;
 
 const utf8 = new TextDecoder();
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));

@@ -35,7 +35,7 @@ const sorted = (e: Entries) => [...e].sort((x, y) => x[0] - y[0] || x[1].localeC
 
 const MIRRORED = ['WcStatus', 'WcOpcode', 'WcFlag', 'WrOpcode', 'SendFlag', 'Access', 'QpState', 'QpType', 'QpAttrMask',
   'EventType', 'MwType', 'Mtu', 'DeviceCap', 'AtomicCap', 'KeyState', 'Change', 'TimerReason', 'FaultKind',
-  'NvmfStep', 'NvmfPass'] as const;
+  'NvmfStep', 'NvmfPass', 'CmMadDir', 'CmState', 'CmEvent', 'CmAttr'] as const;
 
 describe('C++ and TypeScript tables', () => {
   it('every C++ table has a mirror here and nothing is left over', () => {

@@ -7,6 +7,10 @@
 // This header is the contract between the device (native/src/cm/) and its users: the libibverbs-compatible
 // library's librdmacm (native/librdmacm/), the addon, the labs. Numeric values are rdma-core's / the kernel's
 // (rdma/rdma_cma.h, rdma/ib_cm.h, include/rdma/ib_cm.h); names of every enum are in the *_NAMES arrays below.
+//
+// Changes since the first contract (additions only; no signature changed): CmIdInfo gained peer_dev and remote_guid
+// (appended); CmCounters is new; Session gained cm_set_event_hook (a callback when a CmEvent is queued, for an
+// event channel's fd) and cm_counters.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -113,6 +117,21 @@ struct CmIdInfo {
   uint32_t local_comm_id = 0, remote_comm_id = 0, local_qpn = 0, remote_qpn = 0, starting_psn = 0;
   uint32_t path_mtu = 0;                      // enum ibv_mtu
   uint64_t service_id = 0;
+  // added after the first contract (appended): the in-session device that owns dst (0: a host on the network, by
+  // dgid) -- what an address handle to the peer of a UD ID needs (Session::create_ah); the CA GUID of the peer
+  Handle peer_dev = 0;
+  uint64_t remote_guid = 0;
+};
+
+// Added: what a device's QP1 agent counted (the kernel's /sys/class/infiniband/*/ports/1/cm_{rx,tx}_* counters
+// grouped; docs/cm.md)
+struct CmCounters {
+  uint64_t tx = 0, rx = 0;                    // MADs sent (retries included) / received on QP1
+  uint64_t tx_retries = 0;                    // resent after a response timeout
+  uint64_t rx_duplicates = 0;                 // duplicate REQ / REP / RTU / DREQ (answered or ignored as IBA 12.9 says)
+  uint64_t rx_dropped = 0;                    // malformed, not for this CM, unknown comm ID, wrong state
+  uint64_t rej_sent = 0;                      // REJ sent in answer to a REQ / REP (no listener, stale, ...)
+  uint64_t rx_stale = 0;                      // REQs refused as stale connections (remote QPN still connected / in TimeWait)
 };
 
 }  // namespace vl

@@ -121,11 +121,12 @@ inline constexpr EnumName kEventKindNames[] = {
     {uint32_t(EventKind::AsyncEvent), "AsyncEvent"}, {uint32_t(EventKind::QpState), "QpState"},
     {uint32_t(EventKind::MemWrite), "MemWrite"}, {uint32_t(EventKind::Timer), "Timer"}, {uint32_t(EventKind::Fault), "Fault"},
     {uint32_t(EventKind::Log), "Log"}, {uint32_t(EventKind::Offload), "Offload"},
+    {uint32_t(EventKind::CmState), "CmState"}, {uint32_t(EventKind::CmMad), "CmMad"},
 };
 // Event::obj_kind values with their one-byte id in event frames (0: none)
 inline constexpr EnumName kObjKindNames[] = {
     {0, ""}, {1, "device"}, {2, "pd"}, {3, "buffer"}, {4, "mr"}, {5, "mw"}, {6, "cq"}, {7, "qp"}, {8, "srq"}, {9, "ah"},
-    {10, "packet"}, {11, "session"},
+    {10, "packet"}, {11, "session"}, {12, "cm_id"},
 };
 inline constexpr EnumName kKeyStateNames[] = {
     {uint32_t(KeyState::Invalid), "invalid"}, {uint32_t(KeyState::Free), "free"}, {uint32_t(KeyState::Valid), "valid"},
@@ -144,6 +145,34 @@ inline constexpr EnumName kTimerReasonNames[] = {
 inline constexpr EnumName kFaultKindNames[] = {
     {uint32_t(FaultKind::Loss), "LOSS"}, {uint32_t(FaultKind::Duplicate), "DUPLICATE"},
     {uint32_t(FaultKind::Reorder), "REORDER"}, {uint32_t(FaultKind::Delay), "DELAY"},
+};
+inline constexpr EnumName kCmMadDirNames[] = {
+    {uint32_t(CmMadDir::Sent), "SENT"}, {uint32_t(CmMadDir::Received), "RECEIVED"},
+    {uint32_t(CmMadDir::Dropped), "DROPPED"}, {uint32_t(CmMadDir::Resent), "RESENT"},
+};
+// ---- the connection manager (vl/cm.h): the kernel's / rdma-core's names
+inline constexpr EnumName kCmStateNames[] = {
+    {CM_IDLE, "IB_CM_IDLE"}, {CM_LISTEN, "IB_CM_LISTEN"}, {CM_REQ_SENT, "IB_CM_REQ_SENT"},
+    {CM_REQ_RCVD, "IB_CM_REQ_RCVD"}, {CM_MRA_REQ_SENT, "IB_CM_MRA_REQ_SENT"}, {CM_MRA_REQ_RCVD, "IB_CM_MRA_REQ_RCVD"},
+    {CM_REP_SENT, "IB_CM_REP_SENT"}, {CM_REP_RCVD, "IB_CM_REP_RCVD"}, {CM_MRA_REP_SENT, "IB_CM_MRA_REP_SENT"},
+    {CM_MRA_REP_RCVD, "IB_CM_MRA_REP_RCVD"}, {CM_ESTABLISHED, "IB_CM_ESTABLISHED"}, {CM_DREQ_SENT, "IB_CM_DREQ_SENT"},
+    {CM_DREQ_RCVD, "IB_CM_DREQ_RCVD"}, {CM_TIMEWAIT, "IB_CM_TIMEWAIT"}, {CM_SIDR_REQ_SENT, "IB_CM_SIDR_REQ_SENT"},
+    {CM_SIDR_REQ_RCVD, "IB_CM_SIDR_REQ_RCVD"},
+};
+inline constexpr EnumName kCmEventNames[] = {
+    {CM_EVENT_ADDR_RESOLVED, "RDMA_CM_EVENT_ADDR_RESOLVED"}, {CM_EVENT_ADDR_ERROR, "RDMA_CM_EVENT_ADDR_ERROR"},
+    {CM_EVENT_ROUTE_RESOLVED, "RDMA_CM_EVENT_ROUTE_RESOLVED"}, {CM_EVENT_ROUTE_ERROR, "RDMA_CM_EVENT_ROUTE_ERROR"},
+    {CM_EVENT_CONNECT_REQUEST, "RDMA_CM_EVENT_CONNECT_REQUEST"}, {CM_EVENT_CONNECT_RESPONSE, "RDMA_CM_EVENT_CONNECT_RESPONSE"},
+    {CM_EVENT_CONNECT_ERROR, "RDMA_CM_EVENT_CONNECT_ERROR"}, {CM_EVENT_UNREACHABLE, "RDMA_CM_EVENT_UNREACHABLE"},
+    {CM_EVENT_REJECTED, "RDMA_CM_EVENT_REJECTED"}, {CM_EVENT_ESTABLISHED, "RDMA_CM_EVENT_ESTABLISHED"},
+    {CM_EVENT_DISCONNECTED, "RDMA_CM_EVENT_DISCONNECTED"}, {CM_EVENT_DEVICE_REMOVAL, "RDMA_CM_EVENT_DEVICE_REMOVAL"},
+    {CM_EVENT_MULTICAST_JOIN, "RDMA_CM_EVENT_MULTICAST_JOIN"}, {CM_EVENT_MULTICAST_ERROR, "RDMA_CM_EVENT_MULTICAST_ERROR"},
+    {CM_EVENT_ADDR_CHANGE, "RDMA_CM_EVENT_ADDR_CHANGE"}, {CM_EVENT_TIMEWAIT_EXIT, "RDMA_CM_EVENT_TIMEWAIT_EXIT"},
+};
+inline constexpr EnumName kCmAttrNames[] = {
+    {CM_ATTR_REQ, "REQ"}, {CM_ATTR_MRA, "MRA"}, {CM_ATTR_REJ, "REJ"}, {CM_ATTR_REP, "REP"}, {CM_ATTR_RTU, "RTU"},
+    {CM_ATTR_DREQ, "DREQ"}, {CM_ATTR_DREP, "DREP"}, {CM_ATTR_SIDR_REQ, "SIDR_REQ"}, {CM_ATTR_SIDR_REP, "SIDR_REP"},
+    {CM_ATTR_LAP, "LAP"}, {CM_ATTR_APR, "APR"},
 };
 inline constexpr EnumName kNvmfStepNames[] = {
     {uint32_t(NvmfStep::Recv), "RECV"}, {uint32_t(NvmfStep::Parse), "PARSE"}, {uint32_t(NvmfStep::ToSoftware), "TO_SOFTWARE"},
@@ -180,6 +209,8 @@ inline constexpr EnumTable kEnumTables[] = {
     table_of("EventKind", kEventKindNames), table_of("ObjKind", kObjKindNames), table_of("KeyState", kKeyStateNames),
     table_of("Change", kChangeNames), table_of("TimerReason", kTimerReasonNames), table_of("FaultKind", kFaultKindNames),
     table_of("NvmfStep", kNvmfStepNames), table_of("NvmfPass", kNvmfPassNames),
+    table_of("CmMadDir", kCmMadDirNames), table_of("CmState", kCmStateNames), table_of("CmEvent", kCmEventNames),
+    table_of("CmAttr", kCmAttrNames),
 };
 
 // The name of `value` in a table, or nullptr (callers say what an unknown value looks like).

@@ -9,6 +9,7 @@
 #pragma once
 #include <cerrno>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -159,6 +160,8 @@ enum class EventKind : uint32_t {
   AsyncEvent, QpState, MemWrite,                   // memory bytes changed: obj = buffer, a = addr, b = len
   Timer, Fault, Log,
   Offload,                                         // NVMe-oF target offload engine step: a = vl::NvmfStep (vl/nvmf.h)
+  CmState,                                         // a CM ID changed state (vl/cm.h CmState): a = from, b = to
+  CmMad,                                           // a CM MAD sent / received / dropped: a = attribute, b = vl::CmMadDir
 };
 // Typed facts of an event (Event::change, Event::key_state, and a of Timer / Fault); names in vl/names.h, mirrored in app/protocol/enums.ts.
 // MR / MW key state: rxe's enum rxe_mr_state / rxe_mw_state (rxe_verbs.h), same order and values.
@@ -179,6 +182,8 @@ enum class Change : uint8_t {
 };
 // a of Timer events: which transport timer did what (rxe_comp.c, rxe_req.c).
 enum class TimerReason : uint8_t { AckTimeout = 0, RnrWait = 1, RnrExpired = 2, Retransmit = 3 };
+// b of CmMad events: what happened to the MAD.
+enum class CmMadDir : uint8_t { Sent = 0, Received = 1, Dropped = 2, Resent = 3 };
 // a of Fault events: the fault set_faults injected.
 enum class FaultKind : uint8_t { Loss = 0, Duplicate = 1, Reorder = 2, Delay = 3 };
 
@@ -390,6 +395,11 @@ class Session {
   std::vector<CmEvent> cm_get_events(Handle dev, size_t max = SIZE_MAX);
   std::optional<CmIdInfo> cm_id_info(Handle id) const;
   std::vector<CmIdInfo> cm_ids(Handle dev) const;          // every ID of the device (the console's CM table)
+  // Added: called with the session lock held each time a CmEvent is queued on a device (an event channel's fd can
+  // be signalled from it; do not call into the Session from the hook). Empty function: none.
+  void cm_set_event_hook(std::function<void(Handle dev)> fn);
+  // Added: the device's CM counters (MADs sent / received / resent / dropped...), for tests and the console
+  CmCounters cm_counters(Handle dev) const;
 
   // the device model itself, for in-tree extensions that live beside the core (native/src/net: UDP transport)
   SessionImpl& internals() const { return *impl_; }

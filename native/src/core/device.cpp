@@ -16,7 +16,7 @@ SessionImpl::~SessionImpl() {
   for (auto& [va, b] : buffers_by_va) std::free(b.mem);
 }
 
-Session::Session(uint64_t seed) : impl_(std::make_unique<SessionImpl>(seed)) {}
+Session::Session(uint64_t seed) : impl_(std::make_unique<SessionImpl>(seed)) { impl_->self = this; }
 Session::~Session() { impl_->stop_engine(); }   // join the engine thread before the objects go
 
 Result<Handle> Session::create_device(const std::string& profile, const std::string& name) {

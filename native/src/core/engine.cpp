@@ -92,6 +92,9 @@ void SessionImpl::exec(Action& a) {
     case Action::Nvmf:
       nvmf_action(a);
       break;
+    case Action::Cm:
+      cm_action(a);
+      break;
   }
 }
 

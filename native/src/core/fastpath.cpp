@@ -29,6 +29,7 @@ bool SessionImpl::fast_ok(const Packet& p) const {
   const uint32_t m = opcode_mask(p.opcode);
   if (!m || p.tver != 0) return false;             // decode() rejects it: the strict path drops it and says why
   if (p.payload_len && !(m & H_PAYLOAD)) return false;
+  if (p.dest_qp == 1) return false;                // MADs to QP1 are always encoded and ICRC-checked (CM, lab 4)
   return true;
 }
 

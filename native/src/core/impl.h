@@ -199,6 +199,9 @@ struct WirePort {
   virtual ~WirePort() = default;
   // payload_in_memory: p.payload points into session memory (an MR piece), so it may be sent from there (zero copy)
   virtual void transmit(Qp& q, wire::Packet& p, bool payload_in_memory) = 0;
+  // a MAD of the device's connection manager (native/src/cm): a UD packet from QP1 to the QP1 of the host whose
+  // GID is dgid, sent from the socket of GID sgid_index
+  virtual void transmit_gmp(wire::Packet& p, uint32_t sgid_index, const uint8_t dgid[16]) = 0;
 };
 
 struct Device {
@@ -215,6 +218,8 @@ struct Device {
   IndexMap mr_by_index{1}, mw_by_index{kMwIndexBase + 1}, qp_by_qpn{0};   // index_map.h
   std::deque<Handle> channel;                  // completion channel events (CQ handles)
   uint32_t n_pd = 0, n_mr = 0, n_mw = 0, n_cq = 0, n_qp = 0, n_srq = 0;
+  bool cm_qp1 = false;                         // QP1 belongs to the device's connection manager (native/src/cm):
+                                               // it took QP1 at the device's first cm_create_id (docs/cm.md)
 };
 
 struct Pd { Handle h = 0, dev = 0; uint32_t users = 0; };
@@ -222,7 +227,7 @@ struct Pd { Handle h = 0, dev = 0; uint32_t users = 0; };
 // one pending engine action
 struct Action {
   uint64_t t = 0, seq = 0;
-  enum Kind : uint8_t { ReqRun, Deliver, AckTimer, RnrTimer, Nvmf } kind = ReqRun;   // Nvmf: nvmf_action()
+  enum Kind : uint8_t { ReqRun, Deliver, AckTimer, RnrTimer, Nvmf, Cm } kind = ReqRun;   // Nvmf: nvmf_action(); Cm: cm_action()
   Handle qp = 0; uint64_t gen = 0;
   Handle src_dev = 0, dst_dev = 0; uint16_t ip_id = 0;
   std::vector<uint8_t> pkt;
@@ -234,6 +239,7 @@ struct Action {
 struct PcapRec { uint64_t t; Handle src, dst; uint16_t ip_id; std::vector<uint8_t> pkt; };
 
 struct NvmfState;                              // NVMe-oF target offload (core/nvmf_offload.h)
+namespace cm { struct Core; }                  // the connection manager (native/src/cm/cm_impl.h)
 
 class SessionImpl {
  public:
@@ -358,6 +364,8 @@ class SessionImpl {
   // Called for every asynchronous event (CQ_ERR, QP_FATAL, SRQ_LIMIT_REACHED, ...), with the session lock held, whether
   // events are captured or not: the libibverbs-compatible library forwards them to the context's async_fd.
   std::function<void(Handle dev, Handle obj, uint32_t type)> async_hook;
+  // Called (session lock held) whenever the CM queues a CmEvent on a device (Session::cm_set_event_hook)
+  std::function<void(Handle dev)> cm_hook;
   const wire::Framing* rx_framing = nullptr;   // deliver_framed: the IP/UDP framing of the packet being handled
 
   // ---- CQ (cq.cpp)
@@ -449,6 +457,13 @@ class SessionImpl {
   void nvmf_wqe_done(Qp& q, const SendWqe& w, uint32_t status);
   void nvmf_action(const Action& a);
   void nvmf_qp_gone(Handle qp);                // the QP is reset or destroyed: its offloaded commands are dropped
+
+  // ---- connection manager (native/src/cm); null until the first cm_create_id
+  Session* self = nullptr;                     // the façade (the CM moves QPs through Session::modify_qp)
+  std::shared_ptr<cm::Core> cm;
+  // dispatch(): a packet for QP1 of a device whose CM owns QP1 (a MAD); src 0: from the network (rx_framing)
+  void cm_receive(Handle src, Handle dst, const wire::Packet& p, const std::vector<uint8_t>& bytes);
+  void cm_action(const Action& a);             // a CM timer (resend, TimeWait) came due
 
   // ---- engine (engine.cpp)
   void push(Action a);

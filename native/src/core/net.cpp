@@ -98,6 +98,12 @@ void SessionImpl::deliver_framed(Handle src, Handle dst, const wire::Framing& f,
 }
 
 void SessionImpl::dispatch(Handle src, Handle dst, const wire::Framing* f, uint16_t ipid, const wire::Packet& p, const std::vector<uint8_t>& bytes) {
+  if (p.dest_qp == 1) if (Device* d = dev(dst); d && d->cm_qp1) {   // a MAD for the device's CM (native/src/cm)
+    rx_framing = f;
+    cm_receive(src, dst, p, bytes);
+    rx_framing = nullptr;
+    return;
+  }
   Qp* q = qp_by_qpn(dst, p.dest_qp);
   if (!q) {
     if (!capture) return;

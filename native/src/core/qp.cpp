@@ -122,6 +122,7 @@ Result<QpInfo> Session::create_qp(Handle pdh, const QpInitAttr& a) {
   static constexpr uint32_t kGsiQpn = 1;
   if (a.gsi && a.qp_type != QPT_UD) return rfail<QpInfo>(EINVAL, "gsi: the GSI QP has UD semantics (qp_type IBV_QPT_UD)");
   if (a.gsi && d.qp_by_qpn.count(kGsiQpn)) return rfail<QpInfo>(EEXIST, "gsi: the device already has its GSI QP (QP1)");
+  if (a.gsi && d.cm_qp1) return rfail<QpInfo>(EEXIST, "gsi: QP1 belongs to the device's connection manager (cm_create_id took it)");
   Qp q;
   q.h = S.new_handle(); q.pd = pdh; q.dev = p->dev; q.qpn = a.gsi ? kGsiQpn : d.next_qpn++; q.init = a; q.init.pd = pdh;
   if (pr.round_queue_depths) {

@@ -200,10 +200,10 @@ wire::Framing UdpTransport::framing_for(const Sock& k, const IpAddr& peer, uint1
   return f;
 }
 
-void UdpTransport::drop_tx(Qp& q, const wire::Packet& p, const std::string& why) {
+void UdpTransport::drop_tx(Handle obj, const char* kind, const wire::Packet& p, const std::string& why) {
   stats_.tx_dropped++;
   if (!S_.capture) return;
-  auto& e = S_.emit(EventKind::PacketDropped, dev_, q.h, "qp", std::string("not sent: ") + why);
+  auto& e = S_.emit(EventKind::PacketDropped, dev_, obj, kind, std::string("not sent: ") + why);
   e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = 0;
 }
 
@@ -221,17 +221,25 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p, bool payload_in_memory) {
   if (q.init.qp_type == QPT_UD) {
     const Ah* a = nullptr;
     if (q.req_idx < q.sq.size()) if (auto it = S_.ahs.find(q.sq[q.req_idx].wr.ah); it != S_.ahs.end()) a = &it->second;
-    if (!a || !a->remote) return drop_tx(q, p, "UD: the address handle names no remote GID (Session::create_ah_remote)");
+    if (!a || !a->remote) return drop_tx(q.h, "qp", p, "UD: the address handle names no remote GID (Session::create_ah_remote)");
     gi = a->sgid_index;
     dgid = a->dgid;
   }
+  send_to(q.h, "qp", p, gi, dgid, payload_in_memory);
+}
+
+void UdpTransport::transmit_gmp(wire::Packet& p, uint32_t sgid_index, const uint8_t dgid[16]) {
+  send_to(0, "cm", p, sgid_index, dgid, false);
+}
+
+void UdpTransport::send_to(Handle obj, const char* kind, wire::Packet& p, uint32_t gi, const uint8_t* dgid, bool payload_in_memory) {
   if (gi >= sock_of_gid_.size() || sock_of_gid_[gi] < 0)
-    return drop_tx(q, p, "sgid_index " + std::to_string(gi) + " has no socket (GID not assigned to " + ifname_ + ")");
+    return drop_tx(obj, kind, p, "sgid_index " + std::to_string(gi) + " has no socket (GID not assigned to " + ifname_ + ")");
   IpAddr peer;
-  if (!gid_to_ip(dgid, peer)) return drop_tx(q, p, "the QP has no remote GID (modify_qp to RTR with IBV_QP_AV and a dgid)");
+  if (!gid_to_ip(dgid, peer)) return drop_tx(obj, kind, p, "the QP has no remote GID (modify_qp to RTR with IBV_QP_AV and a dgid)");
   const Sock& k = socks_[sock_of_gid_[gi]];
   if (peer.v6 != k.ip.v6)
-    return drop_tx(q, p, "dgid " + gid_text(dgid) + " and sgid " + gid_text(gids_[gi].gid) + " are not the same IP version");
+    return drop_tx(obj, kind, p, "dgid " + gid_text(dgid) + " and sgid " + gid_text(gids_[gi].gid) + " are not the same IP version");
   if (link_local(peer)) peer.scope_id = k.ip.scope_id;
   int copies = 1;
   if (S_.faults.loss > 0 || S_.faults.duplicate > 0) {
@@ -292,7 +300,7 @@ void UdpTransport::transmit(Qp& q, wire::Packet& p, bool payload_in_memory) {
     wire::encode(p, t.f, t.buf);
     if (capture_) { t.rec = recs_.size(); recs_.push_back({S_.now, t.f, t.buf}); }
     if (S_.capture && c == 0) {
-      auto& e = S_.emit(EventKind::PacketSent, dev_, q.h, "qp", wire::opcode_name(p.opcode));
+      auto& e = S_.emit(EventKind::PacketSent, dev_, obj, kind, wire::opcode_name(p.opcode));
       e.a = p.opcode; e.b = p.dest_qp; e.c = p.psn; e.d = 0;
       e.pkt = t.buf;
     }

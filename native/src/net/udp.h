@@ -126,6 +126,7 @@ class UdpTransport : public WirePort {
   void take_capture(std::vector<std::pair<uint64_t, std::vector<uint8_t>>>& out);
 
   void transmit(Qp& q, wire::Packet& p, bool payload_in_memory) override;
+  void transmit_gmp(wire::Packet& p, uint32_t sgid_index, const uint8_t dgid[16]) override;
 
  private:
   UdpTransport(Session& s, Handle dev) : s_(s), S_(s.internals()), dev_(dev) {}
@@ -150,7 +151,9 @@ class UdpTransport : public WirePort {
   size_t receive(Sock& k);
   void receive_datagram(Sock& k, const IpAddr& src, uint16_t sport, const uint8_t* data, size_t n, uint16_t seg);
   void drop_rx(const std::string& why, const uint8_t* p, size_t n);
-  void drop_tx(Qp& q, const wire::Packet& p, const std::string& why);
+  void drop_tx(Handle obj, const char* kind, const wire::Packet& p, const std::string& why);
+  // one packet from the socket of GID gi to the host of dgid (transmit: a QP's; transmit_gmp: the CM's, obj 0)
+  void send_to(Handle obj, const char* kind, wire::Packet& p, uint32_t gi, const uint8_t* dgid, bool payload_in_memory);
   wire::Framing framing_for(const Sock& k, const IpAddr& peer, uint16_t sport, uint16_t dport) const;
 
   Session& s_;
