@@ -69,11 +69,9 @@ const CM_TOOLS = {
     ],
     fig: () => '100 pings verified', secs: 90, portArg: '-p',
   },
-  'ib_write_bw -R': {
-    // --ipv6: perftest resolves the rdma_cm address as AF_INET unless told
-    server: (a) => ['ib_write_bw', '-R', '-n', 200, '-F', ...(a.includes(':') ? ['--ipv6'] : [])],
-    client: (a) => ['ib_write_bw', '-R', '-n', 200, '-F', ...(a.includes(':') ? ['--ipv6'] : []), a],
-    check: (o) => perftestCheck(o, 200), fig: (o) => perftestFig(o, 200), secs: 90, portArg: '-p',
+  'ib_write_bw -R': {                               // (IPv4 only: see matrix())
+    server: () => ['ib_write_bw', '-R', '-n', 200, '-F'], client: (a) => ['ib_write_bw', '-R', '-n', 200, '-F', a],
+    check: (o) => perftestCheck(o, 200), fig: (o) => perftestFig(o, 200), secs: 45, portArg: '-p',
   },
   ucmatose: {
     server: (a) => ['ucmatose', '-b', a, '-C', 10], client: (a) => ['ucmatose', '-s', a, '-C', 10],
@@ -95,7 +93,12 @@ function matrix() {
   const cases = [];
   for (const fam of FAMILIES) {
     for (const tool of Object.keys(TOOLS)) for (const d of DIRECTIONS) cases.push({ name: `${tool} ${fam} ${d.id}`, tool, fam, dir: d, cm: false });
-    for (const tool of Object.keys(CM_TOOLS)) for (const d of DIRECTIONS) cases.push({ name: `${tool} ${fam} ${d.id}`, tool, fam, dir: d, cm: true });
+    for (const tool of Object.keys(CM_TOOLS)) {
+      // perftest 4.5's rdma_cm client resolves the server's address as IPv4 only, --ipv6 or not ("Address family for
+      // hostname not supported", the kernel's client as ours): no IPv6 ib_write_bw -R
+      if (tool === 'ib_write_bw -R' && fam === 'ipv6') continue;
+      for (const d of DIRECTIONS) cases.push({ name: `${tool} ${fam} ${d.id}`, tool, fam, dir: d, cm: true });
+    }
   }
   // negative: the server's source GID is IPv4-mapped, the client's IPv6; the server must refuse RTR (EINVAL)
   for (const d of DIRECTIONS) cases.push({ name: `ibv_rc_pingpong mixed-family ${d.id}`, tool: 'ibv_rc_pingpong', fam: 'mixed', dir: d, cm: false });
