@@ -23,7 +23,7 @@ const RXE_DRIVER = '/etc/libibverbs.d/rxe.driver';
 
 // Modules loaded in the guest, in this order (each with its dependencies, modprobe --show-depends). crc32_generic:
 // rxe computes its ICRC through the crypto API's "crc32", whose accelerated crc32-pclmul does not load under TCG.
-export const GUEST_MODULES = ['virtio_pci', 'virtio_net', 'crc32_generic', 'rdma_rxe', 'ib_uverbs', 'rdma_cm', 'rdma_ucm', 'sch_netem'];
+export const GUEST_MODULES = ['virtio_pci', 'virtio_net', 'virtio_console', 'crc32_generic', 'rdma_rxe', 'ib_uverbs', 'rdma_cm', 'rdma_ucm', 'sch_netem'];
 // The userspace copied into the guest, by name on the host's PATH.
 export const GUEST_PROGRAMS = [
   'ibv_devices', 'ibv_devinfo', 'ibv_rc_pingpong', 'ibv_ud_pingpong', 'ibv_uc_pingpong', 'ibv_srq_pingpong',
@@ -88,8 +88,9 @@ function lddPaths(file) {
   return out;
 }
 
-// The guest's /init: mounts, loads the modules, hands ttyS1 to the control loop (ctl.sh). The kernel console is
-// ttyS0 (a log file on the host).
+// The guest's /init: mounts, loads the modules, hands the virtio console hvc0 to the control loop (ctl.sh). The
+// kernel console is ttyS0 (a log file on the host). (A 16550 port lost request bytes while a peer kept the one vCPU
+// busy; virtio-serial's rings have no FIFO to overrun.)
 const INIT = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -99,19 +100,22 @@ mount -t devtmpfs dev /dev
 mkdir -p /tmp /run /var/run
 while read -r m; do insmod "/modules/$m" || echo "interop-init: insmod $m failed"; done </modules/order
 ip link set lo up
-stty -F /dev/ttyS1 115200 raw -echo -echoe -echok -echoctl -echoke
-echo "interop-init: control loop on ttyS1"
-exec /ctl.sh </dev/ttyS1 >/dev/ttyS1 2>&1
+n=0; while [ ! -c /dev/hvc0 ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done
+stty -F /dev/hvc0 raw -echo -echoe -echok -echoctl -echoke
+echo "interop-init: control loop on hvc0"
+exec /ctl.sh </dev/hvc0 >/dev/hvc0 2>&1
 `;
 
 // The control loop: each request is one line "ID TIMEOUT BASE64" (a shell script); the reply is "@@BEGIN ID", its
-// output, "@@END ID RC" (RC 137 when the guest-side timeout killed it). Requests run one at a time; long-running
-// peers are started in the background by the script itself (scripts/interop/vm.mjs, Guest.spawn).
+// output, "@@END ID RC" (RC 137 when the guest-side timeout killed it). A line that is not of that form is not run:
+// the reply is "@@BAD" and the host sends the request again. Requests run one at a time; long-running peers are
+// started in the background by the script itself (scripts/interop/vm.mjs, Vm.spawn).
 const CTL = `#!/bin/busybox sh
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 echo "@@READY"
 while read -r id tmo b64; do
   [ -n "$id" ] || continue
+  case "$id:$tmo" in c[0-9]*:[0-9]*) ;; *) echo "@@BAD"; continue ;; esac
   echo "$b64" | base64 -d > /tmp/cmd.$id 2>/dev/null || { echo "@@BEGIN $id"; echo "bad request"; echo "@@END $id 254"; continue; }
   timeout -s KILL "$tmo" sh /tmp/cmd.$id > /tmp/out.$id 2>&1 </dev/null
   rc=$?
@@ -143,6 +147,10 @@ export function ensureCache({ force = false, log = (m) => console.error(m) } = {
   const t0 = Date.now();
   log(`interop: building the guest image for ${pkg} in ${path.relative(root, dir)}`);
   fs.rmSync(dir, { recursive: true, force: true });
+  // images of this release built by an older builder are stale: remove them
+  for (const d of fs.existsSync(CACHE_ROOT) ? fs.readdirSync(CACHE_ROOT) : []) {
+    if (d.startsWith(`${release}-`)) fs.rmSync(path.join(CACHE_ROOT, d), { recursive: true, force: true });
+  }
   const work = path.join(dir, 'work');
   fs.mkdirSync(work, { recursive: true });
   // 1. the kernel package, unpacked (not installed)

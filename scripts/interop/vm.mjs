@@ -106,7 +106,7 @@ export class Vm {
       '-append', 'console=ttyS0 panic=-1 no_timer_check loglevel=4 quiet',
       '-no-reboot',
       '-serial', `file:${this.consoleLog}`,
-      '-chardev', `socket,id=ctl,path=${ctl},server=on,wait=on`, '-serial', 'chardev:ctl',
+      '-device', 'virtio-serial-pci', '-chardev', `socket,id=ctl,path=${ctl},server=on,wait=on`, '-device', 'virtconsole,chardev=ctl',
       '-chardev', `socket,id=mon,path=${mon},server=on,wait=off`, '-mon', 'chardev=mon,mode=readline',
       '-netdev', `tap,id=n0,ifname=${this.netns.tap},script=no,downscript=no,vnet_hdr=off`,
       '-device', `virtio-net-pci,netdev=n0,mac=${NET.guestMac}`,
@@ -156,14 +156,17 @@ export class Vm {
   }
 
   /** Runs a shell script in the guest; resolves { rc, out }. The guest kills it after timeoutS (rc 137). */
-  async sh(script, timeoutS = 30) {
+  async sh(script, timeoutS = 30, attempt = 0) {
     if (this.exited !== null) throw new Error(`the guest is gone (qemu exited ${this.exited})`);
     const id = `c${++this.seq}`;
     this.ctl.write(`${id} ${timeoutS} ${Buffer.from(script).toString('base64')}\n`);
     const begin = `@@BEGIN ${id}\n`;
     const endRe = new RegExp(`\\n@@END ${id} (\\d+)\\n`);
+    let bad = false;
     try {
-      return await this.lines.until((b) => {
+      const r = await this.lines.until((b) => {
+        const k = b.indexOf('@@BAD\n');
+        if (k >= 0 && b.indexOf(begin) < 0) { this.lines.buf = b.slice(k + 6); bad = true; return {}; }
         const i = b.indexOf(begin);
         if (i < 0) return null;
         const m = endRe.exec(b.slice(i + begin.length - 1));
@@ -172,6 +175,10 @@ export class Vm {
         this.lines.buf = b.slice(i + begin.length - 1 + m.index + m[0].length);
         return { rc: Number(m[1]), out };
       }, timeoutS * 1000 + 15_000, `guest command ${id}`);
+      if (!bad) return r;
+      // the request arrived damaged and was not run: send it again (a few times at most)
+      if (attempt >= 3) throw new Error(`guest command ${id}: the request arrived damaged ${attempt + 1} times`);
+      return this.sh(script, timeoutS, attempt + 1);
     } catch (e) {
       const pending = this.lines.buf.slice(-600);
       throw new Error(`${e.message} (script: ${script.slice(0, 200)})\n--- control channel, unread (tail)\n${pending}\n--- guest console (tail)\n${this.consoleTail(15)}`);
