@@ -4,7 +4,7 @@
 // peer in the guest (kernel rxe0, Debian's programs) and one on the host under `verbslab exec` (this project's
 // libibverbs, its device on the tap), both directions, over IPv4 and IPv6 GIDs. One line per case, then
 // "N passed, N failed". Frames of each case: build/interop/pcap/<case>.pcap (qemu filter-dump on the guest's NIC).
-//   node scripts/interop/run.mjs [--subset] [--only SUBSTR,...] [--json] [--keep-going-after-boot-failure]
+//   node scripts/interop/run.mjs [--subset] [--only SUBSTR,...] [--json]
 //   --subset: the short list npm test runs (suite interop)
 import fs from 'node:fs';
 import path from 'node:path';
