@@ -80,7 +80,22 @@ function pingpongCase(tool, extra = []) {
 // Live in the console (docs/libibverbs.md): the pair streams to a console's attach socket (app/host/attach.ts, here
 // without a host around it); both programs' sessions must carry what they did, and end as exited. Without a console
 // listening (VERBSLAB_CONSOLE naming nothing) the programs run as usual.
-function consoleCase(listen) {
+// rping: the CM's exchange is in the stream too (CmMad / CmState events, app/protocol)
+const RPING_CONSOLE = {
+  run: async (env) => {
+    const port = String(await freeTcpPort());
+    return cmPair((a) => ['rping', '-s', '-a', a, '-p', port, '-C', '50', '-V'], (a) => ['rping', '-c', '-a', a, '-p', port, '-C', '50', '-V'], { env });
+  },
+  check: (x) => (/data mismatch/.test(x.out) ? ['rping -V found a data mismatch'] : []),
+  session: (s, n, problems) => { if (n('CmMad') < 3) problems.push(`session ${s.id}: ${n('CmMad')} CM MAD events, not >= 3 (REQ, REP, RTU)`); },
+};
+const PINGPONG_CONSOLE = {
+  run: async (env) => { const args = ['ibv_rc_pingpong', '-g', '1', '-n', '200', '-c']; return pair(args, args, env); },
+  check: (x) => [...(/invalid data/.test(x.out) ? ["the tool's --chk found invalid data"] : []), ...(!/200 iters in/.test(x.out) ? ['no "200 iters in" line'] : [])],
+  session: () => {},
+};
+
+function consoleCase(listen, how = PINGPONG_CONSOLE) {
   return async () => {
     const fsP = await import('node:fs');
     const os = await import('node:os');
@@ -93,14 +108,10 @@ function consoleCase(listen) {
       const err = await srv.start();
       if (err) return { ok: false, detail: err, out: '' };
     }
-    const args = ['ibv_rc_pingpong', '-g', '1', '-n', '200', '-c'];
     try {
-      const r = await pair(args, args, { VERBSLAB_CONSOLE: listen ? dir : path.join(dir, 'nobody.sock') });
+      const r = await how.run({ VERBSLAB_CONSOLE: listen ? dir : path.join(dir, 'nobody.sock') });
       const problems = fails(r);
-      for (const [side, x] of [['server', r.server], ['client', r.client]]) {
-        if (/invalid data/.test(x.out)) problems.push(`${side}: the tool's --chk found invalid data`);
-        if (!/200 iters in/.test(x.out)) problems.push(`${side}: no "200 iters in" line`);
-      }
+      for (const [side, x] of [['server', r.server], ['client', r.client]]) problems.push(...how.check(x).map((p) => `${side}: ${p}`));
       let detail = 'ran without a console';
       if (srv) {
         const t0 = Date.now();
@@ -115,6 +126,7 @@ function consoleCase(listen) {
           if (!lost && n('PacketSent') < 200) problems.push(`session ${s.id}: ${n('PacketSent')} packets sent, not >= 200`);
           if (!lost && s.frames.length < 400) problems.push(`session ${s.id}: ${s.frames.length} datagrams, not >= 400 (sent + received)`);
           if (s.state?.qps.length !== 0) problems.push(`session ${s.id}: the last state still has QPs (the program destroyed them)`);
+          how.session(s, n, problems);
         }
         detail = ss.map((s) => `${s.received.events} events, ${s.frames.length} datagrams, ${s.dropped.events} dropped`).join('; ');
       }
@@ -158,13 +170,13 @@ function freeRoceAddr() {
 }
 
 // server(addr) / client(addr): argv; serverEnv: set VERBSLAB_ADDR for servers that bind "any"
-async function cmPair(server, client, { pinServer = false, timeout = TIMEOUT_MS } = {}) {
+async function cmPair(server, client, { pinServer = false, timeout = TIMEOUT_MS, env = {} } = {}) {
   const addr = freeRoceAddr();
-  const srv = execRun(server(addr), { env: pinServer ? { VERBSLAB_ADDR: addr } : {}, timeout });
+  const srv = execRun(server(addr), { env: { ...env, ...(pinServer ? { VERBSLAB_ADDR: addr } : {}) }, timeout });
   const t0 = Date.now();
   while (!udpBound(addr) && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 50));
   await new Promise((r) => setTimeout(r, 300));
-  const cli = await execRun(client(addr), { timeout });
+  const cli = await execRun(client(addr), { env, timeout });
   const s = await srv;
   return { server: s, client: cli, addr };
 }
@@ -284,6 +296,7 @@ const CASES = {
   selftest: selftestCase('vl_selftest'),
   'rping -v -C 1000': rpingCase(1000),
   'rping ::1': rping6Case(100),
+  'rping --console': consoleCase(true, RPING_CONSOLE),
   ucmatose: cmToolCase((a, p) => ['ucmatose', '-b', a, '-p', p, '-c', '2', '-C', '20'], (a, p) => ['ucmatose', '-s', a, '-p', p, '-c', '2', '-C', '20'],
     [/return status 0/, /return status 0/]),
   'ucmatose -m (migrate)': cmToolCase((a, p) => ['ucmatose', '-b', a, '-p', p, '-m'], (a, p) => ['ucmatose', '-s', a, '-p', p],

@@ -247,8 +247,10 @@ VL_EXPORT int rdma_disconnect(rdma_cm_id* cm_id) {
 // For an ID without a QP, after CONNECT_RESPONSE: the RTU (ucma_process_conn_resp without the QP steps)
 VL_EXPORT int rdma_establish(rdma_cm_id* cm_id) {
   if (!cm_id || cm_id->qp) return fail(EINVAL);
-  auto st = g().s->cm_establish(priv(cm_id)->h);
-  if (!st.ok()) return fail_status(st);
+  Id* id = priv(cm_id);
+  id->rtu_sent = true;
+  auto st = g().s->cm_establish(id->h);
+  if (!st.ok()) { id->rtu_sent = false; return fail_status(st); }
   progress();
   return 0;
 }

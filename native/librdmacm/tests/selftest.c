@@ -269,6 +269,69 @@ int main(void) {
   }
   rdma_destroy_id(cli);
 
+  // ---- a QP the program moves itself: CONNECT_RESPONSE, rdma_init_qp_attr + ibv_modify_qp, rdma_establish (the
+  // RTU); the kernel reports no event for the active side after it, the passive side gets ESTABLISHED
+  rdma_create_id(ch, &cli, NULL, RDMA_PS_TCP);
+  rdma_resolve_addr(cli, NULL, (struct sockaddr*)&dst, 2000);
+  expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+  rdma_resolve_route(cli, 2000);
+  expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+  struct ibv_cq* xcq = ibv_create_cq(cli->verbs, 8, NULL, NULL, 0);
+  qp_attr_init(&qa, IBV_QPT_RC);
+  qa.send_cq = qa.recv_cq = xcq;
+  struct ibv_qp* xqp = ibv_create_qp(cli->pd, &qa);
+  ia.qp_state = IBV_QPS_INIT;
+  CHECK(xqp && rdma_init_qp_attr(cli, &ia, &mask) == 0 && ibv_modify_qp(xqp, &ia, mask) == 0, "own QP to INIT with rdma_init_qp_attr");
+  memset(&cp, 0, sizeof cp);
+  cp.qp_num = xqp ? xqp->qp_num : 0;
+  cp.responder_resources = cp.initiator_depth = 1;
+  cp.retry_count = cp.rnr_retry_count = 7;
+  CHECK(rdma_connect(cli, &cp) == 0, "rdma_connect announcing the own QP");
+  req = NULL;
+  struct rdma_cm_id* xs = NULL;
+  if (expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &req)) { xs = req->id; rdma_ack_cm_event(req); }
+  if (xs) {
+    qp_attr_init(&qa, IBV_QPT_RC);
+    rdma_create_qp(xs, NULL, &qa);
+    memset(sbuf, 0, sizeof sbuf);
+    smr = rdma_reg_msgs(xs, sbuf, sizeof sbuf);
+    rdma_post_recv(xs, NULL, sbuf, sizeof sbuf, smr);
+    memset(&cp, 0, sizeof cp);
+    cp.responder_resources = cp.initiator_depth = 1;
+    rdma_accept(xs, &cp);
+  }
+  ev = NULL;
+  CHECK(xs && expect(ch, RDMA_CM_EVENT_CONNECT_RESPONSE, &ev) && ev->id == cli, "CONNECT_RESPONSE to the ID without a QP");
+  if (ev) rdma_ack_cm_event(ev);
+  int moved = 1;
+  for (int st = IBV_QPS_RTR; st <= IBV_QPS_RTS && moved; st++) {
+    ia.qp_state = st;
+    moved = rdma_init_qp_attr(cli, &ia, &mask) == 0 && ibv_modify_qp(xqp, &ia, mask) == 0;
+  }
+  CHECK(moved && ibv_query_qp(xqp, &qpa, IBV_QP_STATE | IBV_QP_DEST_QPN, &qia) == 0 && qpa.qp_state == IBV_QPS_RTS &&
+            xs && qpa.dest_qp_num == xs->qp->qp_num,
+        "own QP to RTR and RTS with rdma_init_qp_attr, aimed at the server's QP");
+  CHECK(rdma_establish(cli) == 0, "rdma_establish (RTU)");
+  ev = NULL;
+  CHECK(expect(ch, RDMA_CM_EVENT_ESTABLISHED, &ev) && ev->id == xs, "ESTABLISHED on the passive side");
+  if (ev) rdma_ack_cm_event(ev);
+  struct pollfd quiet = {.fd = ch->fd, .events = POLLIN};
+  CHECK(poll(&quiet, 1, 300) == 0, "no event for the active side after rdma_establish (as the kernel)");
+  struct ibv_mr* xmr = ibv_reg_mr(cli->pd, cbuf, sizeof cbuf, IBV_ACCESS_LOCAL_WRITE);
+  strcpy(cbuf, "own QP");
+  struct ibv_sge sge = {.addr = (uintptr_t)cbuf, .length = 7, .lkey = xmr ? xmr->lkey : 0};
+  struct ibv_send_wr swr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED}, *bad_wr;
+  int got = 0;
+  if (xmr && !ibv_post_send(xqp, &swr, &bad_wr))
+    for (int i = 0; i < 2000 && !got; i++) { got = ibv_poll_cq(xcq, 1, &wc); if (!got) usleep(1000); }
+  CHECK(got == 1 && wc.status == IBV_WC_SUCCESS && xs && rdma_get_recv_comp(xs, &wc) == 1 && !strcmp(sbuf, "own QP"),
+        "a SEND from the own QP arrives");
+  if (xs) { rdma_dereg_mr(smr); rdma_destroy_qp(xs); rdma_destroy_id(xs); }
+  CHECK(rdma_destroy_id(cli) == 0, "rdma_destroy_id with the peer's DREQ maybe queued");
+  if (xmr) ibv_dereg_mr(xmr);
+  ibv_destroy_qp(xqp);
+  ibv_destroy_cq(xcq);
+
   // ---- nobody listens on that port: REJECTED (invalid service ID) or unreachable
   rdma_create_id(ch, &cli, NULL, RDMA_PS_TCP);
   struct sockaddr_in nobody = sin_of(ip, port == 65535 ? 1 : port + 1);

@@ -18,6 +18,8 @@ Status no_id(Handle h) { return fail(ENOENT, "id: no CM ID with handle " + std::
 bool any_ip(const uint8_t ip[16]) { for (int i = 0; i < 16; i++) if (ip[i]) return false; return true; }
 CmAddr normalized(const CmAddr& a) {             // AF_INET: the address as ::ffff:a.b.c.d
   CmAddr x = a;
+  if (x.family == kAfInet && is_v4_mapped(x.ip) && !x.ip[12] && !x.ip[13] && !x.ip[14] && !x.ip[15])
+    std::memset(x.ip, 0, 16);                      // 0.0.0.0 (INADDR_ANY)
   if (x.family == kAfInet && !any_ip(x.ip) && !is_v4_mapped(x.ip)) {
     uint8_t v4[4]; std::memcpy(v4, x.ip + 12, 4);
     std::memset(x.ip, 0, 16); x.ip[10] = x.ip[11] = 0xff; std::memcpy(x.ip + 12, v4, 4);
