@@ -249,6 +249,7 @@ std::vector<CmEvent> Session::cm_get_events(Handle devh, size_t max) {
   auto& S = *impl_;
   std::vector<CmEvent> out;
   if (!S.cm) return out;
+  if (S.inline_run) S.run_to_idle();               // free running inline: as poll_cq, the device works first
   auto it = S.cm->devs.find(devh);
   if (it == S.cm->devs.end()) return out;
   auto& q = it->second.events;

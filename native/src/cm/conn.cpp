@@ -144,7 +144,7 @@ static void send_rej(SessionImpl& S, Id& id, uint16_t reason, const uint8_t* ari
   m.set(F_MESSAGE_REJECTED, st == CM_REQ_RCVD || st == CM_MRA_REQ_SENT ? 0 : st == CM_REP_RCVD || st == CM_MRA_REP_SENT ? 1 : 2);
   m.set(F_REASON, reason).set(F_REJ_INFO_LENGTH, ari_len);
   if (ari_len) std::memcpy(m.info, ari, std::min<size_t>(ari_len, 72));
-  std::memcpy(m.pdata, pd.data(), std::min(pd.size(), pdata_len(CM_ATTR_REJ)));
+  m.put_pdata(pd);
   dev_state(S, id.dev).n.rej_sent++;
   send(S, id.dev, id.peer, m, &id, false);
 }
@@ -253,7 +253,7 @@ Status connect(SessionImpl& S, Id& id, const CmConnParam& p) {
   m.set(F_PRI_PACKET_RATE, 0).set(F_PRI_TRAFFIC_CLASS, 0).set(F_PRI_HOP_LIMIT, 64).set(F_PRI_SL, 0);
   m.set(F_PRI_SUBNET_LOCAL, 0).set(F_PRI_LOCAL_ACK_TIMEOUT, id.local_ack_timeout);
   put_ip_hdr(m.pdata, id.src, id.dst);
-  std::memcpy(m.pdata + kIpHdrLen, p.private_data.data(), p.private_data.size());
+  m.put_pdata(p.private_data, kIpHdrLen);
   id.timeout_ms = iba_time_ms(kPacketLifeTime) * 2 + iba_time_ms(kCmResponseTimeout);   // cm.c ib_send_cm_req
   id.max_cm_retries = kMaxCmRetries;
   id.retries = 0;
@@ -367,7 +367,7 @@ Status accept(SessionImpl& S, Id& id, const CmConnParam& p) {
   m.set(F_INITIATOR_DEPTH, id.initiator_depth).set(F_TARGET_ACK_DELAY, kCaAckDelay).set(F_FAILOVER_ACCEPTED, 0);
   m.set(F_END_TO_END_FLOW_CONTROL, p.flow_control).set(F_RNR_RETRY_COUNT, std::min<uint8_t>(7, p.rnr_retry_count)).set(F_SRQ, p.srq);
   m.set(F_LOCAL_CA_GUID, d.node_guid);
-  std::memcpy(m.pdata, p.private_data.data(), p.private_data.size());
+  m.put_pdata(p.private_data);
   unpend(S, id);
   id.retries = 0;
   send(S, id.dev, id.peer, m, &id);
