@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds the native parts with g++ directly (no cmake/make/python needed) and the renderer with Vite.
-//   node scripts/build.mjs [native|addon|tests|asan|tsan|fuzz|bench|tools|libibverbs|renderer|all]
+//   node scripts/build.mjs [native|addon|tests|asan|tsan|fuzz|bench|tools|libibverbs|librdmacm|renderer|all]
 // tsan (ThreadSanitizer, manual): build/native-tsan/vl_tests --gtest_filter='EngineThreads.*' (see README)
 // fuzz: the libFuzzer targets fuzz/*.cpp with clang (ASan + UBSan) -> build/native-fuzz/vl_fuzz_<name> (scripts/fuzz.mjs)
 // Objects are incremental (g++ -MMD dependency files), compiled in parallel on every core.
@@ -167,6 +167,19 @@ export async function buildLibverbs(profile = 'release') {
     ['-Wl,-soname,libibverbs.so.1', `-Wl,--version-script=${map}`, '-Wl,-z,defs', '-ldl'], true);
 }
 
+// native/librdmacm: a librdmacm.so.1 (soname, symbol versions of rdma-core's) over the device's connection manager,
+// next to libibverbs.so.1 in the same directory (one LD_LIBRARY_PATH entry) and linked against it: both reach the
+// process's one device through libibverbs' private interface (VERBSLAB_PRIVATE_1.0). docs/librdmacm.md.
+export async function buildLibrdmacm(profile = 'release') {
+  const verbs = await buildLibverbs(profile);
+  const own = await compile(profile, walk(path.join(root, 'native/librdmacm'), '.cpp'), ['-fvisibility=hidden']);
+  const map = path.join(root, 'native/librdmacm/librdmacm.map');
+  const out = path.join(path.dirname(verbs), 'librdmacm.so.1');
+  if (mtime(map) > mtime(out) || mtime(verbs) > mtime(out)) fs.rmSync(out, { force: true });
+  return link(profile, out, own,
+    ['-Wl,-soname,librdmacm.so.1', `-Wl,--version-script=${map}`, '-Wl,-z,defs', verbs, "-Wl,-rpath,$ORIGIN"], true);
+}
+
 export async function buildRenderer() {
   await run(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn']);
 }
@@ -177,13 +190,14 @@ async function main() {
   if (what === 'native' || what === 'all') { await buildAddon(); }
   if (what === 'addon') await buildAddon();
   // the real-device tests (native/tests/realdev_test.cpp) dlopen build/libibverbs/libibverbs.so.1
-  if (what === 'tests') { await buildTests('release'); await buildTools('release'); await buildLibverbs('release'); }
-  if (what === 'asan') { await buildTests('asan'); await buildTools('asan'); await buildLibverbs('release'); }
+  if (what === 'tests') { await buildTests('release'); await buildTools('release'); await buildLibrdmacm('release'); }
+  if (what === 'asan') { await buildTests('asan'); await buildTools('asan'); await buildLibrdmacm('release'); }
   if (what === 'tsan') { await buildTests('tsan'); await buildTools('tsan'); }
   if (what === 'tools') await buildTools('release');
   if (what === 'fuzz') await buildFuzz();
   if (what === 'bench') await buildBench();
   if (what === 'libibverbs') await buildLibverbs('release');
+  if (what === 'librdmacm') await buildLibrdmacm('release');
   if (what === 'renderer' || what === 'all') await buildRenderer();
   console.log(`build ${what}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }

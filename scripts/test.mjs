@@ -6,8 +6,10 @@
 //   (f) Playwright e2e   (g) fuzz: each libFuzzer target (fuzz/*.cpp, clang, ASan + UBSan) for a few seconds over its
 //   seed corpus   (h) labs (every lab of labs/ headless: verbslab lab run all)
 //   (i) soak: 30 s of the chaos soak (native/tools/vl_soak.cpp; `npm run soak -- --minutes N` by hand)
-//   (j) libibverbs: unmodified ibverbs-utils / perftest programs under `verbslab exec` (scripts/libibverbs-test.mjs)
-// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs, soak, libibverbs)
+//   (j) libibverbs: unmodified ibverbs-utils / perftest / rdmacm-utils programs under `verbslab exec` (scripts/libibverbs-test.mjs)
+//   (k) interop: a short subset of `npm run interop` against the Linux kernel's Soft-RoCE in qemu (scripts/interop,
+//       docs/interop.md; root only: it makes a network namespace and a tap device)
+// Options: --only a,b,...  (suite letters or names: cpp, asan, tsc, vitest, scenarios, e2e, fuzz, labs, soak, libibverbs, interop)
 //          -- FILES...      (vitest: only these test files)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findChromium, freePort } from './browser.mjs';
 import { gtestSkipped, judgeSkips, playwrightSkipped, vitestSkipped } from './skips.mjs';
+import { missingHostPackages as interopMissing } from './interop/cache.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const results = process.env.VL_TEST_RESULTS || path.join(root, 'build', 'test-results');
@@ -22,7 +25,7 @@ fs.mkdirSync(results, { recursive: true });
 const argv = process.argv.slice(2);
 const vitestFiles = argv.includes('--') ? argv.slice(argv.indexOf('--') + 1) : [];
 const onlyArg = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] ?? '' : '';
-const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'fuzz', h: 'labs', i: 'soak', j: 'libibverbs' };
+const SUITES = { a: 'cpp', b: 'asan', c: 'tsc', d: 'vitest', e: 'scenarios', f: 'e2e', g: 'fuzz', h: 'labs', i: 'soak', j: 'libibverbs', k: 'interop' };
 const only = new Set(onlyArg.split(',').filter(Boolean).map((s) => SUITES[s] ?? s));
 const want = (name) => only.size === 0 || only.has(name);
 const t0 = Date.now();
@@ -74,8 +77,11 @@ if (needFuzz && !haveFuzzerRuntime()) missing.push('libclang-rt-14-dev');
 if (want('libibverbs')) {
   if (!fs.existsSync('/usr/include/infiniband/verbs.h') && !missing.includes('libibverbs-dev')) missing.push('libibverbs-dev');
   if (!have('ib_write_bw')) missing.push('perftest');
+  if (!fs.existsSync('/usr/include/rdma/rdma_cma.h')) missing.push('librdmacm-dev');   // the librdmacm self-test
+  if (!have('rping')) missing.push('rdmacm-utils');
 }
 if ((want('libibverbs') || needE2e) && !have('ibv_rc_pingpong')) missing.push('ibverbs-utils');   // e2e: live-attach.spec.ts
+if (want('interop') && isRoot) for (const p of interopMissing()) if (!missing.includes(p)) missing.push(p);
 if (missing.length) {
   if (isRoot && have('apt-get')) {
     step(`installing Debian packages: ${missing.join(' ')} (apt-get update; apt-get install -y)`);
@@ -263,6 +269,26 @@ if (want('libibverbs')) {
     }
     record('libibverbs (verbslab exec)', s.passed, s.failed);
   } else record('libibverbs (verbslab exec)', 0, 1, `no JSON summary (exit ${r.code})`);
+}
+
+if (want('interop')) {
+  // root only (ip netns, a tap device); the whole matrix is `npm run interop`
+  if (!isRoot) {
+    console.log('\n== interop: skipped (needs root: it creates a network namespace and a tap device; run `sudo npm run interop`)');
+  } else {
+    step('interop: kernel Soft-RoCE in qemu <-> verbslab exec (subset; the whole matrix is npm run interop)');
+    const b = await sh(process.execPath, ['scripts/build.mjs', 'libibverbs']);
+    if (b.code !== 0) record('interop (kernel rxe in qemu)', 0, 1, 'build failed');
+    else {
+      const r = await sh(process.execPath, ['scripts/interop/run.mjs', '--subset', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let s = null;
+      try { s = JSON.parse(r.out.trim().split('\n').pop()); } catch { /* not JSON */ }
+      if (s && typeof s.passed === 'number') {
+        for (const c of s.cases) console.log(`   ${c.ok ? 'PASS' : c.ok === null ? 'SKIP' : 'FAIL'} ${c.name.padEnd(40)} ${c.detail}`);
+        record('interop (kernel rxe in qemu)', s.passed, s.failed, `${s.kernel}; image ${s.cacheSeconds?.toFixed?.(0) ?? '?'} s, boot ${s.bootSeconds?.toFixed?.(0) ?? '?'} s, ${s.seconds} s in all`);
+      } else record('interop (kernel rxe in qemu)', 0, 1, `no JSON summary (exit ${r.code})`);
+    }
+  }
 }
 
 // ------------------------------------------------------------------ 3. summary

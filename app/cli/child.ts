@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 // Builds what a command runs (scripts/build.mjs, incremental: nothing to do when up to date); false after saying why.
-export async function buildFirst(cmd: string, target: 'buildTools' | 'buildLibverbs'): Promise<boolean> {
+export async function buildFirst(cmd: string, target: 'buildTools' | 'buildLibverbs' | 'buildLibrdmacm'): Promise<boolean> {
   const build = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
   try {
     await build[target]('release');

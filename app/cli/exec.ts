@@ -1,8 +1,10 @@
-// `verbslab exec [OPTIONS] -- PROGRAM ARGS`: runs an unmodified libibverbs program on the Verbs Lab software device.
-// Builds build/libibverbs/libibverbs.so.1 (native/libibverbs, a libibverbs.so.1 with rdma-core's symbol versions over
-// the device library, in process) and runs PROGRAM with that directory first in LD_LIBRARY_PATH, so the dynamic
-// linker loads it instead of rdma-core's. The device goes on the network (RoCEv2 over UDP port 4791) at the
-// program's first ibv_open_device; see docs/libibverbs.md.
+// `verbslab exec [OPTIONS] -- PROGRAM ARGS`: runs an unmodified libibverbs / librdmacm program on the Verbs Lab
+// software device. Builds build/libibverbs/libibverbs.so.1 (native/libibverbs, a libibverbs.so.1 with rdma-core's
+// symbol versions over the device library, in process) and build/libibverbs/librdmacm.so.1 next to it
+// (native/librdmacm, over the device's connection manager), and runs PROGRAM with that directory first in
+// LD_LIBRARY_PATH, so the dynamic linker loads them instead of rdma-core's. The device goes on the network (RoCEv2
+// over UDP port 4791) at the program's first ibv_open_device, or at the address its first rdma_bind_addr /
+// rdma_resolve_addr names; see docs/libibverbs.md and docs/librdmacm.md.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +14,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 export const LIB_DIR = path.join(root, 'build', 'libibverbs');
 
 export const USAGE = `usage: verbslab exec [OPTIONS] -- PROGRAM [ARGS...]
-  runs PROGRAM (linked against libibverbs.so.1) on the Verbs Lab software device
-  --addr A.B.C.D     bind the device to this local address (default: the first free one of 127.0.0.1, .2, ...)
+  runs PROGRAM (linked against libibverbs.so.1 and/or librdmacm.so.1) on the Verbs Lab software device
+  --addr A.B.C.D     bind the device to this local address (default: the address the program's first
+                     rdma_bind_addr / rdma_resolve_addr names, else the first free one of 127.0.0.1, .2, ...)
   --iface NAME       bind it to a host interface instead (GID table built from its addresses, as rxe)
   --profile NAME     device profile: rxe (default), cx, ib2a, iwarp, minimal
   --device NAME      device name (default vl<profile>0)
@@ -73,10 +76,12 @@ export async function main(args: string[]): Promise<number> {
   if (args[0] === '-h' || args[0] === '--help') { console.log(USAGE); return 0; }
   const o = parseArgs(args);
   if (typeof o === 'string') { console.error(`verbslab exec: ${o}\n${USAGE}`); return 2; }
-  if (o.build && !(await buildFirst('exec', 'buildLibverbs'))) return 1;
-  if (!fs.existsSync(path.join(LIB_DIR, 'libibverbs.so.1'))) {
-    console.error(`verbslab exec: ${path.join(LIB_DIR, 'libibverbs.so.1')} is not built (node scripts/build.mjs libibverbs)`);
-    return 1;
+  if (o.build && !(await buildFirst('exec', 'buildLibrdmacm'))) return 1;
+  for (const lib of ['libibverbs.so.1', 'librdmacm.so.1']) {
+    if (!fs.existsSync(path.join(LIB_DIR, lib))) {
+      console.error(`verbslab exec: ${path.join(LIB_DIR, lib)} is not built (node scripts/build.mjs librdmacm)`);
+      return 1;
+    }
   }
   const where = o.env.VERBSLAB_CONSOLE;
   if (where && !o.printEnv && !fs.existsSync(fs.existsSync(where) && fs.statSync(where).isDirectory() ? path.join(where, 'console.sock') : where)) {
@@ -85,6 +90,7 @@ export async function main(args: string[]): Promise<number> {
   }
   const env = libEnv(o.env);
   if (o.printEnv) {
+    console.error(`# ${LIB_DIR} holds libibverbs.so.1 and librdmacm.so.1`);
     for (const k of ['LD_LIBRARY_PATH', ...Object.keys(o.env)]) console.log(`${k}=${env[k]}`);
     return 0;
   }

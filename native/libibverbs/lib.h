@@ -80,12 +80,15 @@ struct Global {
   std::unordered_map<vl::Handle, Srq*> srqs;
   struct Async { vl::Handle obj; uint32_t type; };
   std::vector<Async> async_pending;
-  bool debug = false;                          // VERBSLAB_DEBUG: device diagnostics on stderr (progress.cpp)            // raised by the device (session lock held), sent by progress_locked
+  bool debug = false;                          // VERBSLAB_DEBUG: device diagnostics on stderr (progress.cpp)
+  std::atomic<void (*)()> cm_hook{nullptr};    // librdmacm's: takes the CM's events (private_rdmacm.h)
 };
 Global& g();                                   // created on first use, never destroyed (programs exit with
                                                // resources alive; the progress thread may still run)
 bool init_session();                           // false + g().error when the device cannot be created
-int attach_network();                          // 0 or errno; idempotent
+// 0 or errno; idempotent. address: bind this numeric address (librdmacm: the one the program binds or resolves
+// from) instead of the default (VERBSLAB_ADDR / VERBSLAB_IFACE / the first free 127.0.0.N).
+int attach_network(const char* address = nullptr);
 // With the session lock held: run the transport once and hand completion events to their channels.
 void progress_locked();
 // After a post: run the engine on this thread and wake the progress thread for the timers it armed.

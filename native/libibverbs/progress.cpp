@@ -54,9 +54,10 @@ bool init_session() {
 static void progress_main();
 
 // VERBSLAB_ADDR=a.b.c.d binds that address; VERBSLAB_IFACE=name an interface (GID table as rxe builds it);
-// neither: the first of 127.0.0.1, 127.0.0.2, ... whose UDP port is free, so several programs on one host each
-// get their own address (GID 1 = ::ffff:127.0.0.N). VERBSLAB_UDP_PORT (default 4791) and VERBSLAB_PEER_UDP_PORT.
-int attach_network() {
+// neither: `address` when librdmacm names one (the program's rdma_bind_addr / rdma_resolve_addr source), else the
+// first of 127.0.0.1, 127.0.0.2, ... whose UDP port is free, so several programs on one host each get their own
+// address (GID 1 = ::ffff:127.0.0.N). VERBSLAB_UDP_PORT (default 4791) and VERBSLAB_PEER_UDP_PORT.
+int attach_network(const char* address) {
   Global& G = g();
   std::lock_guard<std::mutex> lk(G.mu);
   if (G.udp) return 0;
@@ -67,7 +68,12 @@ int attach_network() {
   const char* ifc = std::getenv("VERBSLAB_IFACE");
   const char* addr = std::getenv("VERBSLAB_ADDR");
   vl::Result<std::unique_ptr<vl::net::UdpTransport>> r;
-  if (ifc && *ifc) {
+  const bool chosen = (ifc && *ifc) || (addr && *addr);   // the user's choice wins over the program's
+  if (address && *address && !chosen) {        // librdmacm: the address the program binds / resolves from
+    o.address = address;
+    r = vl::net::UdpTransport::attach(*G.s, G.dev, o);
+    G.address = address;
+  } else if (ifc && *ifc) {
     o.interface = ifc;
     r = vl::net::UdpTransport::attach(*G.s, G.dev, o);
     G.address = ifc;
@@ -155,6 +161,7 @@ void progress_locked() {
     ssize_t w = write(c->ch->wfd, &c, sizeof c);
     (void)w;                                   // a pipe of 64 KiB holds 8192 unread events
   }
+  if (auto hook = G.cm_hook.load(std::memory_order_acquire)) hook();   // librdmacm: the CM's events to their channels
 }
 
 void kick() {

@@ -104,7 +104,10 @@ TEST(CmActive, MraStretchesTheWaitThenRepEstablishes) {
   auto q = b.s.query_qp(b.n.qp)->attr;
   EXPECT_EQ(q.qp_state, QPS_RTS);
   EXPECT_EQ(q.dest_qp_num, 0x77u);
-  EXPECT_EQ(q.rq_psn, 0xabcu);
+  // Linux's reading of the Starting PSNs (cm.c): the REP's is the passive side's receive PSN, so our send PSN
+  // (cm_rep_handler); ours in the REQ is our receive PSN (ib_send_cm_req)
+  EXPECT_EQ(q.sq_psn, 0xabcu);
+  EXPECT_EQ(q.rq_psn, uint32_t(req.get(F_STARTING_PSN)));
 }
 
 TEST(CmActive, DuplicateRepIsAnsweredWithTheSameRtu) {
@@ -140,7 +143,7 @@ TEST(CmActive, RepWithoutQpGivesConnectResponseAndEstablishSendsRtu) {
   auto rtr = b.s.cm_init_qp_attr(c, QPS_RTR, &mask);
   ASSERT_TRUE(rtr.ok());
   EXPECT_EQ(rtr.value.dest_qp_num, 0x77u);
-  EXPECT_EQ(rtr.value.rq_psn, 0xabcu);
+  EXPECT_EQ(rtr.value.rq_psn, uint32_t(b.raw.last(CM_ATTR_REQ)->get(F_STARTING_PSN)));   // the REQ's: our receive PSN
   EXPECT_TRUE(mask & QP_DEST_QPN);
   ASSERT_TRUE(b.s.cm_establish(c).ok());
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_RTU, 1));

@@ -227,7 +227,11 @@ Status connect(SessionImpl& S, Id& id, const CmConnParam& p) {
   if (Qp* q = S.qp(id.qp)) id.local_qpn = q->qpn; else id.local_qpn = p.qp_num & 0xFFFFFF;
   id.local_id = alloc_local_id(S);
   id.tid = form_tid(id);
-  id.sq_psn = uint32_t(S.rng()) & 0xFFFFFF;      // rdma_cm: seq_num = get_random_u32() & 0xffffff
+  // The REQ's Starting PSN is the PSN the active side will *receive* first, as Linux reads it: ib_send_cm_req sets
+  // the active ID's rq_psn from it, cm_req_handler the passive ID's sq_psn (drivers/infiniband/core/cm.c); the REP's
+  // the other way round. (Sending our send PSN there broke every RC connection with the kernel: its QP took our
+  // first packets for duplicates, docs/interop.md.)
+  id.rq_psn = uint32_t(S.rng()) & 0xFFFFFF;      // rdma_cm: seq_num = get_random_u32() & 0xffffff
   id.responder_resources = p.responder_resources; id.initiator_depth = p.initiator_depth;
   id.flow_control = p.flow_control; id.retry_count = std::min<uint8_t>(p.retry_count, 7);
   id.rnr_retry_count = std::min<uint8_t>(p.rnr_retry_count, 7); id.srq = p.srq;
@@ -239,7 +243,7 @@ Status connect(SessionImpl& S, Id& id, const CmConnParam& p) {
   m.set(F_LOCAL_QKEY, 0).set(F_LOCAL_QPN, id.local_qpn).set(F_RESPONDER_RESOURCES, id.responder_resources);
   m.set(F_INITIATOR_DEPTH, id.initiator_depth).set(F_REMOTE_CM_RESPONSE_TIMEOUT, kCmResponseTimeout);
   m.set(F_TRANSPORT_SERVICE_TYPE, 0).set(F_END_TO_END_FLOW_CONTROL, id.flow_control);
-  m.set(F_STARTING_PSN, id.sq_psn).set(F_LOCAL_CM_RESPONSE_TIMEOUT, kCmResponseTimeout);
+  m.set(F_STARTING_PSN, id.rq_psn).set(F_LOCAL_CM_RESPONSE_TIMEOUT, kCmResponseTimeout);
   m.set(F_RETRY_COUNT, id.retry_count).set(F_PARTITION_KEY, kDefaultPkey).set(F_PATH_MTU, id.path_mtu);
   m.set(F_RNR_RETRY_COUNT, id.rnr_retry_count).set(F_MAX_CM_RETRIES, kMaxCmRetries).set(F_SRQ, id.srq);
   // RoCE paths are routable (hop limit 64 > 1): permissive LIDs, not subnet-local (cm_format_req)
@@ -335,7 +339,7 @@ static void on_req(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
   n.dst = src;
   n.sgid_index = uint32_t(gi); std::memcpy(n.sgid, m.pri_remote_gid, 16);
   n.peer = from; n.peer.sgid_index = uint32_t(gi); std::memcpy(n.peer.gid, m.pri_local_gid, 16);
-  n.remote_id = rcomm; n.remote_guid = rguid; n.remote_qpn = rqpn; n.rq_psn = uint32_t(m.get(F_STARTING_PSN));
+  n.remote_id = rcomm; n.remote_guid = rguid; n.remote_qpn = rqpn; n.sq_psn = uint32_t(m.get(F_STARTING_PSN));   // cm_req_handler
   n.path_mtu = std::min<uint32_t>(mtu, d.profile.active_mtu);
   n.responder_resources = uint8_t(m.get(F_INITIATOR_DEPTH)); n.initiator_depth = uint8_t(m.get(F_RESPONDER_RESOURCES));
   n.flow_control = uint8_t(m.get(F_END_TO_END_FLOW_CONTROL)); n.retry_count = uint8_t(m.get(F_RETRY_COUNT));
@@ -361,7 +365,7 @@ Status accept(SessionImpl& S, Id& id, const CmConnParam& p) {
   Device& d = *S.dev(id.dev);
   if (Qp* q = S.qp(id.qp)) id.local_qpn = q->qpn; else id.local_qpn = p.qp_num & 0xFFFFFF;
   id.responder_resources = p.responder_resources; id.initiator_depth = p.initiator_depth;
-  id.sq_psn = uint32_t(S.rng()) & 0xFFFFFF;
+  id.rq_psn = uint32_t(S.rng()) & 0xFFFFFF;      // the REP's Starting PSN: our receive PSN (ib_send_cm_rep)
   // cma_accept_ib: the QP to RTR and RTS before the REP leaves (the REQ's attributes, the consumer's responder
   // resources / initiator depth; the QP's RNR retry stays the REQ's: ib_send_cm_rep only puts the consumer's in the REP)
   if (Status st = qp_rtr_rts(S, id); !st.ok()) {
@@ -370,7 +374,7 @@ Status accept(SessionImpl& S, Id& id, const CmConnParam& p) {
   }
   Msg m = msg(CM_ATTR_REP, id.tid);
   m.set(F_LOCAL_COMM_ID, id.local_id).set(F_REMOTE_COMM_ID, id.remote_id).set(F_LOCAL_QKEY, 0);
-  m.set(F_LOCAL_QPN, id.local_qpn).set(F_STARTING_PSN, id.sq_psn).set(F_RESPONDER_RESOURCES, id.responder_resources);
+  m.set(F_LOCAL_QPN, id.local_qpn).set(F_STARTING_PSN, id.rq_psn).set(F_RESPONDER_RESOURCES, id.responder_resources);
   m.set(F_INITIATOR_DEPTH, id.initiator_depth).set(F_TARGET_ACK_DELAY, kCaAckDelay).set(F_FAILOVER_ACCEPTED, 0);
   m.set(F_END_TO_END_FLOW_CONTROL, p.flow_control).set(F_RNR_RETRY_COUNT, std::min<uint8_t>(7, p.rnr_retry_count)).set(F_SRQ, p.srq);
   m.set(F_LOCAL_CA_GUID, d.node_guid);
@@ -407,7 +411,7 @@ static void on_rep(SessionImpl& S, Id& id, const Msg& m) {
   }
   disarm(id);
   id.remote_id = uint32_t(m.get(F_LOCAL_COMM_ID)); id.remote_qpn = uint32_t(m.get(F_LOCAL_QPN));
-  id.remote_guid = m.get(F_LOCAL_CA_GUID); id.rq_psn = uint32_t(m.get(F_STARTING_PSN));
+  id.remote_guid = m.get(F_LOCAL_CA_GUID); id.sq_psn = uint32_t(m.get(F_STARTING_PSN));   // cm_rep_handler
   id.initiator_depth = uint8_t(m.get(F_RESPONDER_RESOURCES)); id.responder_resources = uint8_t(m.get(F_INITIATOR_DEPTH));
   id.rnr_retry_count = uint8_t(m.get(F_RNR_RETRY_COUNT));
   id.local_ack_timeout = ack_timeout(uint8_t(m.get(F_TARGET_ACK_DELAY)), uint8_t(id.local_ack_timeout - 1));

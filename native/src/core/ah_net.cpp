@@ -1,9 +1,21 @@
 // Address handles that name a remote host by GID (UD over the UDP transport, native/src/net), and destroy_ah.
+#include <arpa/inet.h>
+
 #include <cerrno>
 
 #include "core/impl.h"
 
 namespace vl {
+
+std::string gid_family_mismatch(const uint8_t sgid[16], const uint8_t dgid[16]) {
+  const bool s4 = gid_is_v4mapped(sgid), d4 = gid_is_v4mapped(dgid);
+  if (s4 == d4) return {};
+  char st[INET6_ADDRSTRLEN] = {}, dt[INET6_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET6, sgid, st, sizeof st);
+  inet_ntop(AF_INET6, dgid, dt, sizeof dt);
+  return std::string("dgid: ") + dt + " is an " + (d4 ? "IPv4" : "IPv6") + " GID but the source GID " + st + " is " +
+         (s4 ? "IPv4" : "IPv6") + " (RoCEv2 sends one IP version: ib_core's rdma_resolve_ip refuses mixed families)";
+}
 
 Result<Handle> Session::create_ah_remote(Handle pdh, const uint8_t dgid[16], uint32_t sgid_index) {
   auto lk_ = impl_->lock();
@@ -15,6 +27,7 @@ Result<Handle> Session::create_ah_remote(Handle pdh, const uint8_t dgid[16], uin
   static const uint8_t zero[16] = {};
   if (!dgid || !std::memcmp(dgid, zero, 16)) return rfail<Handle>(EINVAL, "dgid: the zero GID names no host");
   if (sgid_index >= d.gids.size()) return rfail<Handle>(EINVAL, "sgid_index: outside the GID table (" + std::to_string(d.gids.size()) + " entries)");
+  if (auto why = gid_family_mismatch(d.gids[sgid_index].gid, dgid); !why.empty()) return rfail<Handle>(EINVAL, why);   // rdma_create_user_ah -> ib_resolve_eth_dmac
   if (auto m = S.over_budget(sizeof(Ah), "ah"); !m.empty()) return rfail<Handle>(ENOMEM, m);
   Ah a;
   a.h = S.new_handle(); a.pd = pdh; a.dev = p->dev; a.dest_device = 0; a.sgid_index = sgid_index;

@@ -52,6 +52,19 @@ inline uint32_t round_depth(uint32_t n) {
 inline int32_t psn_cmp(uint32_t a, uint32_t b) { return static_cast<int32_t>((a - b) << 8); }
 inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & 0xFFFFFF; }
 
+// RoCEv2 address family of a GID as ib_core's rdma_gid2ip reads it: ::ffff:a.b.c.d is IPv4, anything else
+// (the zero GID included) IPv6.
+inline bool gid_is_v4mapped(const uint8_t g[16]) {
+  static const uint8_t pre[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(g, pre, 12) == 0;
+}
+// A device on the network (RoCEv2 over UDP) cannot address an IPv6 GID from an IPv4 one or the other way round:
+// ib_core resolves the destination MAC of a user QP's (and AH's) address vector with rdma_addr_find_l2_eth_by_grh ->
+// rdma_resolve_ip, which fails with EINVAL when the source and destination sockaddr families differ
+// (drivers/infiniband/core/addr.c; called from ib_resolve_eth_dmac in verbs.c at modify_qp and create_ah).
+// An empty string when they agree, else the reason.
+std::string gid_family_mismatch(const uint8_t sgid[16], const uint8_t dgid[16]);
+
 struct Buffer { Handle h = 0; uint64_t va = 0, len = 0, span = 0; uint8_t* mem = nullptr; };
 
 inline const char* key_state_name(KeyState s) { const char* n = name_of(kKeyStateNames, uint32_t(s)); return n ? n : "unknown"; }

@@ -239,6 +239,10 @@ Status Session::modify_qp(Handle qph, const QpAttr& a, uint32_t mask) {
     if (!(d.port && a.dest_device == 0) && !S.dev(a.dest_device))   // on a network: 0 = the remote host in dgid
       return fail(EINVAL, "dest_device: no device with handle " + std::to_string(a.dest_device) + " (address vector)");
     if (a.sgid_index >= d.gids.size()) return fail(EINVAL, "sgid_index: only GID 0.." + std::to_string(d.gids.size() - 1) + " exist");
+    // on the network, a connected QP's AV is resolved by ib_core at modify (ib_resolve_eth_dmac, verbs.c), which
+    // refuses a source and destination GID of different IP versions with EINVAL (gid_family_mismatch, impl.h)
+    if (d.port && (type == QPT_RC || type == QPT_UC))
+      if (auto why = gid_family_mismatch(d.gids[a.sgid_index].gid, a.dgid); !why.empty()) return fail(EINVAL, why);
   }
   if (mask & QP_DEST_QPN && a.dest_qp_num > 0xFFFFFF) return fail(EINVAL, "dest_qp_num: more than 24 bits");
   if (mask & QP_RQ_PSN && a.rq_psn > 0xFFFFFF) return fail(EINVAL, "rq_psn: more than 24 bits");

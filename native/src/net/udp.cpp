@@ -53,6 +53,15 @@ static Result<int> open_socket(const IpAddr& ip, uint16_t port, bool& gso, bool&
     int pmtu = IPV6_PMTUDISC_DO;
     setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof pmtu);
     setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one);   // link-local may still be tentative (DAD)
+    // Linux Soft-RoCE sends every RoCEv2 datagram with UDP checksum 0, over IPv6 too (rxe_net.c prepare_udp_hdr), and
+    // its own tunnel socket accepts that (udp_sock_create with use_udp6_rx_checksums unset). An ordinary IPv6 UDP
+    // socket drops such datagrams (Udp6InCsumErrors, RFC 8200 8.1), so without this every kernel packet was lost.
+    // A non-zero checksum is still verified by the kernel. We keep sending real checksums: rxe, hardware RoCE and
+    // any IPv6 stack accept them; a zero one would be dropped by a peer socket without this option.
+    if (setsockopt(fd, SOL_UDP, UDP_NO_CHECK6_RX, &one, sizeof one) != 0) {
+      int e = errno; close(fd);
+      return rfail<int>(e, std::string("setsockopt UDP_NO_CHECK6_RX: ") + err_text(e));
+    }
   } else {
     int pmtu = IP_PMTUDISC_DO;                       // DF set: Linux writes IPv4 ID 0 on unconnected sockets
     if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu) != 0) {

@@ -5,7 +5,8 @@
 // destination port 4791 (configurable for tests). The ICRC is computed over the IP/UDP header the kernel writes:
 // unconnected socket, IP_PMTUDISC_DO (DF set, so Linux writes IPv4 ID 0), TTL/ToS/flow label masked anyway.
 // Received datagrams are ICRC-checked against the header rebuilt from recvmsg's source address and the socket's
-// bound address (UDP checksum 0 is accepted by the kernel). The engine runs in real time: poll() sets the
+// bound address (UDP checksum 0 is accepted: by the kernel for IPv4, through UDP_NO_CHECK6_RX for IPv6, as Linux
+// rxe sends it; our own datagrams carry the checksum the kernel computes). The engine runs in real time: poll() sets the
 // session clock from CLOCK_MONOTONIC and runs the due actions (requester, ACK/RNR timers), so retransmission
 // and RNR behave as in-process. Single-threaded: poll() and the verbs calls of that session run on one thread.
 // Destroy the transport before its session. Events: PacketSent/PacketReceived/PacketDropped as in-process, with
