@@ -21,8 +21,9 @@ export const USAGE = `usage: verbslab exec [OPTIONS] -- PROGRAM [ARGS...]
   --profile NAME     device profile: rxe (default), cx, ib2a, iwarp, minimal
   --device NAME      device name (default vl<profile>0)
   --udp-port N       local RoCEv2 UDP port (default 4791); --peer-udp-port N: the peers' (default: the same)
-  --any-ipv4-id      the peer is kernel rxe (or another IP stack that picks IPv4 IDs): check the ICRC with any ID, not
-                     only the ones this device's framing writes; same as env VERBSLAB_IPV4_ID=any
+  --any-ipv4-id      check the received ICRC with any IPv4 ID (a peer whose IP stack picks them: kernel rxe), not only
+                     the IDs this device's framing writes (env VERBSLAB_IPV4_ID=any; =framing for the strict check).
+                     Default: strict on loopback, any on a host interface or a non-loopback address
   --console[=WHERE]  stream the device to a running console (live view): WHERE is its session directory (default
                      ./.verbslab, where \`npm start\` keeps it) or its socket; same as env VERBSLAB_CONSOLE=WHERE
   --no-build         do not (re)build the library first

@@ -64,9 +64,16 @@ int attach_network(const char* address) {
   vl::net::UdpOptions o;
   o.port = static_cast<uint16_t>(std::atoi(env_or("VERBSLAB_UDP_PORT", "4791")));
   o.peer_port = static_cast<uint16_t>(std::atoi(env_or("VERBSLAB_PEER_UDP_PORT", "0")));
-  o.any_ipv4_id = std::strcmp(env_or("VERBSLAB_IPV4_ID", ""), "any") == 0;   // a kernel rxe peer (net/ipv4_id.h)
   const char* ifc = std::getenv("VERBSLAB_IFACE");
   const char* addr = std::getenv("VERBSLAB_ADDR");
+  // Which IPv4 IDs the received ICRC may cover (net/ipv4_id.h): VERBSLAB_IPV4_ID=any (a peer whose IP stack picks
+  // them: kernel rxe), =framing (only the IDs this device's own framing writes), unset = auto: framing on loopback
+  // (the peers there are other Verbs Lab programs), any on a host interface or a non-loopback address, where the
+  // peer may be the kernel's Soft-RoCE.
+  const std::string idmode = env_or("VERBSLAB_IPV4_ID", "");
+  const std::string where = ifc && *ifc ? std::string("iface") : addr && *addr ? std::string(addr) : std::string(address ? address : "");
+  const bool loopback = where.empty() || where.rfind("127.", 0) == 0 || where == "::1";
+  o.any_ipv4_id = idmode == "any" || (idmode != "framing" && !loopback);
   vl::Result<std::unique_ptr<vl::net::UdpTransport>> r;
   const bool chosen = (ifc && *ifc) || (addr && *addr);   // the user's choice wins over the program's
   if (address && *address && !chosen) {        // librdmacm: the address the program binds / resolves from
