@@ -23,6 +23,23 @@ static const char* env_or(const char* name, const char* dflt) {
 
 std::unique_lock<std::recursive_mutex> lock() { return g().S->lock(); }
 
+// Each process's device is a new adapter, as if another NIC were plugged in: its MAC (hence node GUID and link-local
+// GID 0) and its first QP number come from the process ID instead of the embedded device's fixed 02:56:4c:00:00:NN
+// and 0x11. A peer's CM remembers a connection by the remote CA GUID and comm ID, and by the remote QPN and GID
+// (kernel cm.c: the stale-connection checks of cm_insert_remote_id / cm_insert_remote_qpn, held through TimeWait):
+// two programs run one after the other from one address must not look like the same connection again. Kernel rxe
+// gets the same effect from its QPN pool, which goes on increasing on the one device every process shares.
+static void personalize_device(vl::SessionImpl& S, vl::Handle h, uint32_t pid) {
+  vl::Device* d = S.dev(h);
+  if (!d) return;
+  d->mac[3] = uint8_t(pid >> 16); d->mac[4] = uint8_t(pid >> 8); d->mac[5] = uint8_t(pid);
+  const uint8_t eui[8] = {uint8_t(d->mac[0] ^ 2), d->mac[1], d->mac[2], 0xff, 0xfe, d->mac[3], d->mac[4], d->mac[5]};
+  d->node_guid = 0;
+  for (int i = 0; i < 8; i++) d->node_guid = (d->node_guid << 8) | eui[i];
+  if (!d->gids.empty() && d->gids[0].gid[0] == 0xfe && d->gids[0].gid[1] == 0x80) std::memcpy(d->gids[0].gid + 8, eui, 8);
+  d->next_qpn = 0x11 + ((pid & 0xfff) << 4);    // 16 .. 0x10001: the QPN table stays small (index_map.h)
+}
+
 bool init_session() {
   Global& G = g();
   std::lock_guard<std::mutex> lk(G.mu);
@@ -38,6 +55,7 @@ bool init_session() {
   if (!d.ok()) { G.error = "VERBSLAB_PROFILE=" + G.profile + ": " + d.msg; return false; }
   G.dev = d.value;
   G.S = &s->internals();
+  personalize_device(*G.S, G.dev, static_cast<uint32_t>(getpid()));
   G.S->async_hook = [](vl::Handle, vl::Handle obj, uint32_t type) { g().async_pending.push_back({obj, type}); };
   G.s = std::move(s);
   console_init();                              // VERBSLAB_CONSOLE: stream to a running console (console.cpp)
