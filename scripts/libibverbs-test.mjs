@@ -111,7 +111,7 @@ function consoleCase(listen, how = PINGPONG_CONSOLE) {
     try {
       const r = await how.run({ VERBSLAB_CONSOLE: listen ? dir : path.join(dir, 'nobody.sock') });
       const problems = fails(r);
-      for (const [side, x] of [['server', r.server], ['client', r.client]]) problems.push(...how.check(x).map((p) => `${side}: ${p}`));
+      for (const [side, x] of [['server', r.server], ['client', r.client]]) for (const p of how.check(x)) problems.push(`${side}: ${p}`);
       let detail = 'ran without a console';
       if (srv) {
         const t0 = Date.now();

@@ -65,7 +65,7 @@ async function extensions(): Promise<HostExtension[]> {
     }
   }
   // the labs' host extensions, as their manifests declare them (labs/<id>/index.ts `host`)
-  out.push(...LAB_EXTENSIONS);
+  for (const x of LAB_EXTENSIONS) out.push(x);
   return out;
 }
 
