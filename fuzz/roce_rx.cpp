@@ -10,7 +10,9 @@
 //   engine runs a bounded number of steps) either: ASan, UBSan and libFuzzer's leak check watch those.
 //
 // Input: byte 0 = setup flags (bit 0: profile "cx" instead of "rxe"; bit 1: B's last READ still in flight, its
-// request sent, when the packets arrive), then records [flags u8][length u16 BE][bytes]. Record flags: bit 0 =
+// request sent, when the packets arrive; bit 2: B's connection manager runs on QP1 (native/src/cm) with an RC
+// listener on port 4420 and a UD (SIDR) listener on port 7000, so datagrams to QP 1 reach the MAD checks and the
+// CM state machine; the CM must neither crash nor touch any QP or memory), then records [flags u8][length u16 BE][bytes]. Record flags: bit 0 =
 // write the correct ICRC over the bytes (so mutations reach the transport checks behind it); bit 1 = run the
 // engine to idle before the next datagram.
 // Seeds: VL_FUZZ_WRITE_SEEDS=DIR ./vl_fuzz_roce_rx writes the seed corpus (fuzz/corpus/roce_rx) from this setup.
@@ -23,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "cm/mad.h"
 #include "core/impl.h"
 #include "vl/session.h"
 #include "vl/wire.h"
@@ -109,6 +112,15 @@ struct Setup {
     if (flags & 2) {
       if (!post_read(4096 + 256)) return;
       s.step();                                                            // B's requester sends the READ request
+    }
+    if (flags & 4) {                                                       // B's CM on QP1, two listeners
+      auto l = s.cm_create_id(b.dev, CM_PS_TCP, QPT_RC);
+      auto u = s.cm_create_id(b.dev, CM_PS_UDP, QPT_UD);
+      CmAddr any; any.family = 2;
+      any.port = 4420;
+      if (!l.ok() || !u.ok() || !s.cm_bind_addr(l.value, any).ok() || !s.cm_listen(l.value, 4).ok()) return;
+      any.port = 7000;
+      if (!s.cm_bind_addr(u.value, any).ok() || !s.cm_listen(u.value, 4).ok()) return;
     }
     s.drain_events();
     ok = true;
@@ -214,7 +226,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (auto& w : wb) std::fprintf(stderr, " [wr %llu status %u]", static_cast<unsigned long long>(w.wr_id), w.status);
     std::fprintf(stderr, "; A's CQEs: %zu\n", wa.size());
     for (auto& e : evs)
-      if (e.kind == EventKind::PacketDropped || e.kind == EventKind::KeyCheck || e.kind == EventKind::AsyncEvent)
+      if (e.kind == EventKind::PacketDropped || e.kind == EventKind::KeyCheck || e.kind == EventKind::AsyncEvent ||
+          e.kind == EventKind::CmMad || e.kind == EventKind::CmState)
         std::fprintf(stderr, "  %s\n", e.text.c_str());
   }
   for (size_t i = 0; i < before.size(); i++) {
@@ -306,6 +319,35 @@ void write_seeds(const char* dir) {
     w.add(with(p, 200));
     p.deth_qkey = kQkey + 1; w.add(with(p, 200));
   } w.save("ud-send");
+  // MADs to QP1 of B's connection manager (setup bit 2): a REQ to the listener (and its duplicate), a DREQ for an
+  // unknown comm ID, a SIDR REQ, a REQ with a bad class version, a truncated MAD
+  w.begin(4);
+  {
+    const DeviceInfo ai = w.setup->s.devices()[0], bi = w.setup->s.devices()[1];
+    static uint8_t mads[6][256];
+    cm::Msg req; req.hdr.attr_id = CM_ATTR_REQ; req.hdr.tid = 0x100000001ull;
+    req.set(cm::F_LOCAL_COMM_ID, 0x1234).set(cm::F_SERVICE_ID, (uint64_t(CM_PS_TCP) << 16) | 4420).set(cm::F_LOCAL_CA_GUID, ai.node_guid);
+    req.set(cm::F_LOCAL_QPN, w.setup->a.rc_qpn).set(cm::F_PATH_MTU, MTU_1024).set(cm::F_LOCAL_CM_RESPONSE_TIMEOUT, 10);
+    req.set(cm::F_MAX_CM_RETRIES, 2).set(cm::F_STARTING_PSN, 5);
+    std::memcpy(req.pri_local_gid, ai.gids[1].gid, 16); std::memcpy(req.pri_remote_gid, bi.gids[1].gid, 16);
+    req.pdata[1] = 0x40; std::memcpy(req.pdata + 16, ai.gids[1].gid + 12, 4); std::memcpy(req.pdata + 32, bi.gids[1].gid + 12, 4);
+    cm::encode(req, mads[0]);
+    cm::Msg dreq; dreq.hdr.attr_id = CM_ATTR_DREQ; dreq.set(cm::F_LOCAL_COMM_ID, 7).set(cm::F_REMOTE_COMM_ID, 9);
+    cm::encode(dreq, mads[1]);
+    cm::Msg sidr; sidr.hdr.attr_id = CM_ATTR_SIDR_REQ; sidr.set(cm::F_REQUEST_ID, 3).set(cm::F_SERVICE_ID, (uint64_t(CM_PS_UDP) << 16) | 7000);
+    std::memcpy(sidr.pdata, req.pdata, 36);
+    cm::encode(sidr, mads[2]);
+    std::memcpy(mads[3], mads[0], 256); mads[3][2] = 3;
+    auto gmp = [&](const uint8_t* m, size_t len) {
+      Packet p; p.opcode = UD_SEND_ONLY; p.dest_qp = 1; p.deth_qkey = cm::kGsiQkey; p.deth_src_qp = 1;
+      p.payload = m; p.payload_len = len;
+      return p;
+    };
+    w.add(gmp(mads[0], 256), 3); w.add(gmp(mads[0], 256), 3); w.save("cm-req-and-duplicate");
+    w.begin(4); w.add(gmp(mads[1], 256)); w.save("cm-dreq-unknown");
+    w.begin(4); w.add(gmp(mads[2], 256)); w.save("cm-sidr-req");
+    w.begin(4); w.add(gmp(mads[3], 256)); w.add(gmp(mads[0], 100)); w.save("cm-bad-version-truncated");
+  }
   std::printf("wrote %d seeds to %s\n", w.n, dir);
 }
 

@@ -165,8 +165,54 @@ export interface NativeSession {
   write_net_pcap(dev: number, path: string): NStatus;
 }
 
+/** The device's connection manager (vl/cm.h; native/addon/cm.cpp; docs/cm.md): the software session's only (a real
+ *  device's CM is librdmacm's, not reached through these calls), hence its own interface. */
+export interface NativeCmSession {
+  cm_create_id(dev: number, portSpace?: number, qpType?: number): NResult<number>;
+  cm_destroy_id(id: number): NStatus;
+  cm_bind_addr(id: number, addr: NCmAddrIn): NStatus;
+  /** ADDR_RESOLVED / ADDR_ERROR follows as an event (cm_get_events) */
+  cm_resolve_addr(id: number, dst: NCmAddrIn, src?: NCmAddrIn | null, timeoutMs?: number): NStatus;
+  cm_resolve_route(id: number, timeoutMs?: number): NStatus;
+  cm_listen(id: number, backlog?: number): NStatus;
+  cm_set_qp(id: number, qp: number): NStatus;
+  cm_connect(id: number, param?: Partial<NCmConnParam>): NStatus;
+  cm_accept(id: number, param?: Partial<NCmConnParam>): NStatus;
+  cm_reject(id: number, privateData?: Uint8Array): NStatus;
+  cm_disconnect(id: number): NStatus;
+  cm_establish(id: number): NStatus;
+  /** rdma_set_option(RDMA_OPTION_ID, ...): 0 = RDMA_OPTION_ID_TOS, 3 = RDMA_OPTION_ID_ACK_TIMEOUT */
+  cm_set_option(id: number, option: number, value: number): NStatus;
+  cm_id_info(id: number): NCmId | null;
+  cm_ids(dev: number): NCmId[];
+  cm_get_events(dev: number, max?: number): NCmEvent[];
+  cm_counters(dev: number): { tx: U64; rx: U64; txRetries: U64; rxDuplicates: U64; rxDropped: U64; rejSent: U64; rxStale: U64 };
+}
+
+/** an IP endpoint of the CM: family follows the text when not given; no ip = any */
+export interface NCmAddrIn { family?: 'ipv4' | 'ipv6'; ip?: string; port?: number }
+export interface NCmAddr { family: 'ipv4' | 'ipv6' | ''; ip: string; port: number }
+/** struct rdma_conn_param without the pointer */
+export interface NCmConnParam {
+  privateData: Uint8Array; responderResources: number; initiatorDepth: number; flowControl: number; retryCount: number;
+  rnrRetryCount: number; srq: number; qpNum: number;
+}
+/** a CM ID as the device holds it (vl::CmIdInfo); state is enum ib_cm_state (CmState in app/protocol/enums.ts) */
+export interface NCmId {
+  id: number; dev: number; qp: number; listenId: number; portSpace: number; qpType: number; state: number; stateName: string;
+  bound: boolean; addrResolved: boolean; routeResolved: boolean; listening: boolean; src: NCmAddr; dst: NCmAddr;
+  sgidIndex: number; sgid: string; dgid: string; localCommId: number; remoteCommId: number; localQpn: number;
+  remoteQpn: number; startingPsn: number; pathMtu: number; serviceId: U64; peerDev: number; remoteGuid: U64;
+  tos: number; ackTimeout: number;
+}
+/** one rdma_cm event (vl::CmEvent); event is enum rdma_cm_event_type (CmEvent in app/protocol/enums.ts) */
+export interface NCmEvent {
+  id: number; listenId: number; event: number; eventName: string; status: number; param: NCmConnParam;
+  remoteQpn: number; remoteQkey: number;
+}
+
 export interface NativeAddon {
-  Session: { new (seed?: number): NativeSession; profiles(): NProfile[] };
+  Session: { new (seed?: number): NativeSession & NativeCmSession; profiles(): NProfile[] };
   decodePacket(bytes: Uint8Array): NPacket;
   /** the device's payload decoder registry (native/include/vl/decoders.h) on one UDP payload (BTH..ICRC): fields
    *  flattened to dotted names with string values; null when no decoder claims it */

@@ -51,6 +51,7 @@ void full_cycle(Node& cl, Node& sv, const CmAddr& dst, const CmAddr* listen_at, 
   EXPECT_EQ(ni->state, CM_MRA_REQ_SENT);           // rdma_cm's delayed MRA
   EXPECT_EQ(ni->remote_qpn, cl.qpn);
   EXPECT_EQ(ni->dst.port, cs.cm_id_info(c.value)->src.port);
+  EXPECT_EQ(ni->src.port, dst.port);
   ASSERT_TRUE(ss.cm_set_qp(n, sv.qp).ok());
   CmConnParam a;
   a.private_data = {'o', 'k'};
@@ -175,4 +176,49 @@ TEST(CmConnect, TwoSessionsOverUdpLoopback) {
   full_cycle(a, b, v4(lo_addr(3), 4420), nullptr, drive);
   EXPECT_GE(s1.cm_counters(d1).tx, 3u);
   EXPECT_EQ(T1.stats().rx_dropped + T2.stats().rx_dropped, 0u);
+}
+
+TEST(CmConnect, TwoSessionsOverUdpIPv6) {
+  Session s1(3), s2(4);
+  Handle d1 = s1.create_device("rxe").value, d2 = s2.create_device("rxe").value;
+  net::UdpOptions o1; o1.address = "::1"; o1.port = 0;
+  auto t1 = net::UdpTransport::attach(s1, d1, o1);
+  if (!t1.ok()) GTEST_SKIP() << "no IPv6 loopback: " << t1.msg;
+  net::UdpOptions o2; o2.address = "::1"; o2.port = 0; o2.peer_port = t1.value->port();
+  auto t2 = net::UdpTransport::attach(s2, d2, o2);
+  ASSERT_TRUE(t2.ok()) << t2.msg;
+  t1.value->set_peer_port(t2.value->port());       // both on ::1: each sends to the other's port
+  Node a, b;
+  a.make(s1, d1);
+  b.make(s2, d2);
+  auto& T1 = *t1.value; auto& T2 = *t2.value;
+  auto drive = [&] { T1.poll(200000); T2.poll(200000); return true; };
+  full_cycle(a, b, v6("::1", 4420), nullptr, drive);
+}
+
+TEST(CmConnect, InlineFreeRunningNeedsNoStepping) {
+  Session s(12);
+  Node a, b;
+  a.make(s, s.create_device("rxe").value);
+  b.make(s, s.create_device("rxe").value);
+  ASSERT_TRUE(s.set_free_run_mode(FreeRunMode::Inline).ok());
+  int calls = 0;
+  auto no_step = [&] { return ++calls < 3; };      // cm_get_events runs the engine itself (as poll_cq does)
+  CmEvent e;
+  Handle l = s.cm_create_id(b.dev, CM_PS_TCP, QPT_RC).value;
+  ASSERT_TRUE(s.cm_bind_addr(l, v4("10.0.0.2", 1)).ok());
+  ASSERT_TRUE(s.cm_listen(l, 1).ok());
+  Handle c = s.cm_create_id(a.dev, CM_PS_TCP, QPT_RC).value;
+  ASSERT_TRUE(s.cm_resolve_addr(c, nullptr, v4("10.0.0.2", 1), 10).ok());
+  ASSERT_TRUE(s.cm_resolve_route(c, 10).ok());
+  ASSERT_TRUE(s.cm_set_qp(c, a.qp).ok());
+  ASSERT_TRUE(s.cm_connect(c, CmConnParam{}).ok());
+  ASSERT_TRUE(next_event(b, CM_EVENT_CONNECT_REQUEST, e, no_step));
+  ASSERT_TRUE(s.cm_set_qp(e.id, b.qp).ok());
+  ASSERT_TRUE(s.cm_accept(e.id, CmConnParam{}).ok());
+  ASSERT_TRUE(next_event(a, CM_EVENT_ADDR_RESOLVED, e, no_step));
+  ASSERT_TRUE(next_event(a, CM_EVENT_ROUTE_RESOLVED, e, no_step));
+  ASSERT_TRUE(next_event(a, CM_EVENT_ESTABLISHED, e, no_step));
+  ASSERT_TRUE(next_event(b, CM_EVENT_ESTABLISHED, e, no_step));
+  EXPECT_EQ(calls, 0);
 }

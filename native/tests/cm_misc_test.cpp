@@ -155,6 +155,26 @@ TEST(CmSidr, NoListenerRejectAndTimeout) {
   EXPECT_EQ(s2.now_ns(), 16ull * 4096 * 1000000);
 }
 
+namespace {
+// a connection from the raw peer's QPN `qpn` accepted, established and closed by the device: its remote stays in TimeWait
+void stale_in_timewait(Session& s, RawPeer& raw, const DeviceInfo& bi, uint32_t qpn) {
+  Msg req = req_to(s.devices()[0], bi, 0x8fff, qpn, 4420);
+  raw.send(req);
+  for (int i = 0; i < 100000 && s.step(); i++) {}
+  for (auto& ev : s.cm_get_events(bi.handle)) {
+    if (ev.event != CM_EVENT_CONNECT_REQUEST || s.cm_id_info(ev.id)->remote_qpn != qpn) continue;
+    ASSERT_TRUE(s.cm_accept(ev.id, CmConnParam{}).ok());
+    Msg rtu; rtu.hdr.attr_id = CM_ATTR_RTU;
+    rtu.set(F_LOCAL_COMM_ID, 0x8fff).set(F_REMOTE_COMM_ID, s.cm_id_info(ev.id)->local_comm_id);
+    raw.send(rtu);
+    for (int i = 0; i < 100 && s.cm_id_info(ev.id)->state != CM_ESTABLISHED; i++) s.step();
+    ASSERT_EQ(s.cm_id_info(ev.id)->state, CM_ESTABLISHED);
+    ASSERT_TRUE(s.cm_destroy_id(ev.id).ok());      // DREQ, TimeWait: the remote (QPN, GUID) kept
+  }
+  s.cm_get_events(bi.handle);
+}
+}  // namespace
+
 TEST(CmHostile, MalformedMadsAreDroppedAndCountedAndHurtNoConnection) {
   Session s(4);
   Handle ad = s.create_device("rxe").value, bd = s.create_device("rxe").value, cd = s.create_device("rxe").value;
@@ -205,8 +225,9 @@ TEST(CmHostile, MalformedMadsAreDroppedAndCountedAndHurtNoConnection) {
   Msg rej; rej.hdr.attr_id = CM_ATTR_REJ;
   rej.set(F_LOCAL_COMM_ID, 0x4444).set(F_REMOTE_COMM_ID, yi.local_comm_id).set(F_REASON, CM_REJ_TIMEOUT);
   raw.send(rej);
-  // a REQ for the live connection's QP number (the stale rule) from the real peer's CA GUID
-  Msg stale = req_to(s.devices()[2], bi, 0x9001, c.qpn, 4420);
+  // a REQ from a CA GUID and QPN that were connected and are in TimeWait (the stale rule)
+  Msg stale = req_to(ai, bi, 0x9001, 0x6000, 4420);
+  stale_in_timewait(s, raw, bi, 0x6000);
   raw.send(stale);
   // a flood of REQs: the backlog (4) takes some, the rest are dropped
   for (uint32_t k = 0; k < 300; k++) {

@@ -1,6 +1,8 @@
 // The CM's state machine against a peer without a CM (a raw GSI QP that sends exactly the MADs a test writes):
 // every transition of both sides, response timeouts and retries in virtual time, MRA, duplicates, REJ reasons,
 // DREQ / DREP and TimeWait (IBA 12.9; kernel drivers/infiniband/core/cm.c).
+#include <unistd.h>
+
 #include "cm_fixture.h"
 
 using namespace vlcm;
@@ -142,7 +144,36 @@ TEST(CmActive, RepWithoutQpGivesConnectResponseAndEstablishSendsRtu) {
   EXPECT_TRUE(mask & QP_DEST_QPN);
   ASSERT_TRUE(b.s.cm_establish(c).ok());
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_RTU, 1));
+  EXPECT_EQ(b.state(c), CM_ESTABLISHED);
+  while (b.s.step()) {}
+  EXPECT_TRUE(b.s.cm_get_events(b.n.dev).empty());   // rdma_establish's RTU: no event for the active side (cma.c)
+}
+
+TEST(CmActive, OptionsTosAndAckTimeout) {
+  Bench b;
+  Handle c = b.s.cm_create_id(b.n.dev, CM_PS_TCP, QPT_RC).value;
+  ASSERT_TRUE(b.s.cm_set_option(c, CM_OPTION_ID_TOS, 0xb8).ok());
+  ASSERT_TRUE(b.s.cm_set_option(c, CM_OPTION_ID_ACK_TIMEOUT, 14).ok());
+  EXPECT_EQ(b.s.cm_set_option(c, CM_OPTION_ID_ACK_TIMEOUT, 32).err, EINVAL);
+  EXPECT_EQ(b.s.cm_set_option(c, 1, 1).err, EOPNOTSUPP);
+  Handle u = b.s.cm_create_id(b.n.dev, CM_PS_UDP, QPT_UD).value;
+  EXPECT_EQ(b.s.cm_set_option(u, CM_OPTION_ID_ACK_TIMEOUT, 14).err, EINVAL);
+  ASSERT_TRUE(b.s.cm_resolve_addr(c, nullptr, v4("10.0.0.1", 7), 100).ok());
+  ASSERT_TRUE(b.s.cm_resolve_route(c, 100).ok());
+  ASSERT_TRUE(b.s.cm_set_qp(c, b.n.qp).ok());
+  ASSERT_TRUE(b.s.cm_connect(c, CmConnParam{}).ok());
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REQ, 1));
+  const Msg req = *b.raw.last(CM_ATTR_REQ);
+  EXPECT_EQ(req.get(F_PRI_TRAFFIC_CLASS), 0xb8u);
+  EXPECT_EQ(req.get(F_PRI_LOCAL_ACK_TIMEOUT), 16u);   // cm_ack_timeout(15, packet life time 14 - 1 = 13)
+  b.raw.send(b.rep_for(req));
+  CmEvent e;
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_ADDR_RESOLVED, e, stepper(b.s)));
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_ROUTE_RESOLVED, e, stepper(b.s)));
   ASSERT_TRUE(next_event(b.n, CM_EVENT_ESTABLISHED, e, stepper(b.s)));
+  EXPECT_EQ(b.s.query_qp(b.n.qp)->attr.timeout, 14u);               // the QP takes the option's value
+  EXPECT_EQ(b.s.cm_id_info(c)->tos, 0xb8);
+  EXPECT_EQ(b.s.cm_id_info(c)->ack_timeout, 14);
 }
 
 TEST(CmActive, RejectedWithReasonAndPrivateData) {
@@ -200,6 +231,8 @@ TEST(CmPassive, DuplicateReqAnsweredByStateAndRepRetriedThenUnreachable) {
   const Handle id = e.id;
   EXPECT_EQ(e.listen_id, l);
   EXPECT_EQ(b.state(id), CM_MRA_REQ_SENT);
+  EXPECT_EQ(b.s.cm_id_info(id)->src.port, 4420);                      // the service ID's port (cma_save_ip_info)
+  EXPECT_EQ(b.s.cm_id_info(id)->dst.port, 40000);                     // the IP CM header's source port
   b.raw.send(req);                                                    // duplicate REQ: the delayed MRA goes now
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_MRA, 1));
   const Msg* mra = b.raw.last(CM_ATTR_MRA);
@@ -244,25 +277,31 @@ TEST(CmPassive, RtuEstablishesAndDuplicateRtuIsCounted) {
   EXPECT_EQ(b.state(id), CM_ESTABLISHED);
   EXPECT_EQ(b.s.cm_counters(b.n.dev).rx_duplicates, 1u);
   EXPECT_TRUE(b.n.seen.empty() && b.s.cm_get_events(b.n.dev).empty());
-  // the remote (QPN 0x33, this CA) is connected: a new REQ from it is a stale connection
+  // the remote (QPN 0x33, this CA) is connected: a new REQ from it is a stale connection, REJected, and the
+  // connection it says is gone is disconnected (cm_match_req: ib_send_cm_dreq)
   b.raw.send(req_to(b.ri, b.ni, 0x2223, 0x33, 4420));
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REJ, 1));
   EXPECT_EQ(b.raw.last(CM_ATTR_REJ)->get(F_REASON), CM_REJ_STALE_CONN);
   EXPECT_EQ(b.raw.last(CM_ATTR_REJ)->get(F_REMOTE_COMM_ID), 0x2223u);
   EXPECT_EQ(b.s.cm_counters(b.n.dev).rx_stale, 1u);
-  // a DREQ: DISCONNECTED; cm_disconnect answers with the DREP; TimeWait; its exit
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_DREQ, 1));
+  const Msg ours = *b.raw.last(CM_ATTR_DREQ);
+  EXPECT_EQ(ours.get(F_REMOTE_COMM_ID), 0x2222u);
+  EXPECT_EQ(ours.get(F_REMOTE_QPN_EECN), 0x33u);
+  EXPECT_EQ(b.state(id), CM_DREQ_SENT);
+  // the peer's DREQ crosses ours: the DREP at once, TimeWait, one DISCONNECTED
   Msg dreq = b.reply(CM_ATTR_DREQ, rep, 0x2222);
   dreq.set(F_REMOTE_QPN_EECN, b.n.qpn);
   dreq.hdr.tid = 0x99;
   b.raw.send(dreq);
   ASSERT_TRUE(next_event(b.n, CM_EVENT_DISCONNECTED, e, stepper(b.s)));
-  EXPECT_EQ(b.state(id), CM_DREQ_RCVD);
-  ASSERT_TRUE(b.s.cm_disconnect(id).ok());
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_DREP, 1));
   EXPECT_EQ(b.raw.last(CM_ATTR_DREP)->hdr.tid, 0x99u);
   EXPECT_EQ(b.state(id), CM_TIMEWAIT);
   b.raw.send(dreq);                                                   // DREQ again in TimeWait: the DREP again
   ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_DREP, 2));
+  Msg drep = b.reply(CM_ATTR_DREP, ours, 0x2222);                     // the peer's DREP to our DREQ: nothing new
+  b.raw.send(drep);
   const uint64_t t = b.s.now_ns();
   ASSERT_TRUE(next_event(b.n, CM_EVENT_TIMEWAIT_EXIT, e, stepper(b.s)));
   EXPECT_LE(b.s.now_ns() - t, 2048ull * 1000000);                     // 2^(19-8) ms (cm_enter_timewait)
@@ -422,4 +461,107 @@ TEST(CmDisconnect, DreqOrRejForUnknownIds) {
   b.raw.take();
   EXPECT_EQ(b.raw.got.size(), 1u);                                     // nothing else answered
   EXPECT_EQ(b.s.cm_counters(b.n.dev).rx_dropped, 6u);
+}
+
+TEST(CmPassive, CommEstBeforeTheRtuEstablishesAndTheHookSeesEachEvent) {
+  Bench b;
+  std::vector<Handle> hooked;
+  b.s.cm_set_event_hook([&](Handle dev) { hooked.push_back(dev); });
+  b.listen(4420);
+  b.raw.send(req_to(b.ri, b.ni, 0x4444, 0x33, 4420));
+  CmEvent e;
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_CONNECT_REQUEST, e, stepper(b.s)));
+  const Handle id = e.id;
+  EXPECT_EQ(b.s.cm_notify(id, EVENT_COMM_EST).err, EINVAL);             // nothing accepted yet
+  ASSERT_TRUE(b.s.cm_set_qp(id, b.n.qp).ok());
+  uint32_t mask = 0;
+  auto init = b.s.cm_init_qp_attr(id, QPS_INIT, &mask);
+  ASSERT_TRUE(init.ok());
+  EXPECT_EQ(init.value.qp_access_flags, uint32_t(ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC));
+  EXPECT_EQ(mask, uint32_t(QP_STATE | QP_PKEY_INDEX | QP_PORT | QP_ACCESS_FLAGS));
+  auto rts = b.s.cm_init_qp_attr(id, QPS_RTS, &mask);
+  ASSERT_TRUE(rts.ok());
+  EXPECT_EQ(rts.value.timeout, 19u);                                     // the REQ's local ACK timeout
+  EXPECT_EQ(b.s.cm_init_qp_attr(id, QPS_SQD, &mask).err, EINVAL);
+  ASSERT_TRUE(b.s.cm_accept(id, CmConnParam{}).ok());
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REP, 1));
+  ASSERT_TRUE(b.s.cm_notify(id, EVENT_COMM_EST).ok());                   // the first packet came before the RTU
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_ESTABLISHED, e, stepper(b.s)));
+  EXPECT_EQ(b.state(id), CM_ESTABLISHED);
+  b.raw.send(b.reply(CM_ATTR_RTU, *b.raw.last(CM_ATTR_REP), 0x4444));  // the RTU, late: a duplicate
+  while (b.s.step()) {}
+  EXPECT_TRUE(b.s.cm_get_events(b.n.dev).empty());
+  EXPECT_EQ(b.s.cm_counters(b.n.dev).rx_duplicates, 1u);
+  EXPECT_EQ(hooked, std::vector<Handle>(2, b.n.dev));                   // CONNECT_REQUEST, ESTABLISHED
+  EXPECT_EQ(b.s.cm_notify(id, 99).err, EINVAL);
+}
+
+TEST(CmPassive, DreqWhileRepSentAndRejWhenEstablished) {
+  Bench b;
+  b.listen(4420);
+  const Msg req = req_to(b.ri, b.ni, 0x5555, 0x33, 4420);
+  b.raw.send(req);
+  CmEvent e;
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_CONNECT_REQUEST, e, stepper(b.s)));
+  const Handle id = e.id;
+  ASSERT_TRUE(b.s.cm_set_qp(id, b.n.qp).ok());
+  ASSERT_TRUE(b.s.cm_accept(id, CmConnParam{}).ok());
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REP, 1));
+  // the RTU was lost and the peer already disconnects: DREQ in REP_SENT (cm_dreq_handler cancels the REP)
+  Msg dreq = b.reply(CM_ATTR_DREQ, *b.raw.last(CM_ATTR_REP), 0x5555);
+  dreq.set(F_REMOTE_QPN_EECN, b.n.qpn);
+  b.raw.send(dreq);
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_DISCONNECTED, e, stepper(b.s)));
+  EXPECT_EQ(b.state(id), CM_DREQ_RCVD);
+  b.raw.take();
+  EXPECT_EQ(b.raw.count(CM_ATTR_REP), 1u);                            // no REP retry after the DREQ
+  // destroying it now answers the DREQ (cm_destroy_id in DREQ_RCVD) and keeps the remote in TimeWait
+  ASSERT_TRUE(b.s.cm_destroy_id(id).ok());
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_DREP, 1));
+  b.raw.send(req_to(b.ri, b.ni, 0x5556, 0x33, 4420));                  // the same remote QPN again: stale
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REJ, 1));
+  EXPECT_EQ(b.raw.last(CM_ATTR_REJ)->get(F_REASON), CM_REJ_STALE_CONN);
+}
+
+TEST(CmActive, RejWhileEstablishedEntersTimeWait) {
+  Bench b;
+  Handle c = b.connect();
+  ASSERT_TRUE(run_until(b.s, b.raw, CM_ATTR_REQ, 1));
+  b.raw.send(b.rep_for(*b.raw.last(CM_ATTR_REQ)));
+  CmEvent e;
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_ESTABLISHED, e, stepper(b.s)));
+  Msg rej = b.reply(CM_ATTR_REJ, *b.raw.last(CM_ATTR_REQ), 0x5150);
+  rej.set(F_REASON, CM_REJ_CONSUMER_DEFINED).set(F_MESSAGE_REJECTED, 2);
+  b.raw.send(rej);
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_REJECTED, e, stepper(b.s)));
+  EXPECT_EQ(b.state(c), CM_TIMEWAIT);
+  ASSERT_TRUE(next_event(b.n, CM_EVENT_TIMEWAIT_EXIT, e, stepper(b.s)));
+}
+
+TEST(CmThreads, AConnectionWithTheEngineOnItsOwnThread) {
+  Session s(21);
+  Node a, c;
+  a.make(s, s.create_device("rxe").value);
+  c.make(s, s.create_device("rxe").value);
+  ASSERT_TRUE(s.set_engine_threads(1).ok());
+  auto wait = [] { usleep(1000); return true; };   // real time: the engine thread does the work
+  Handle l = s.cm_create_id(c.dev, CM_PS_TCP, QPT_RC).value;
+  ASSERT_TRUE(s.cm_bind_addr(l, v4("10.0.0.2", 9)).ok());
+  ASSERT_TRUE(s.cm_listen(l, 1).ok());
+  Handle x = s.cm_create_id(a.dev, CM_PS_TCP, QPT_RC).value;
+  CmEvent e;
+  ASSERT_TRUE(s.cm_resolve_addr(x, nullptr, v4("10.0.0.2", 9), 10).ok());
+  ASSERT_TRUE(next_event(a, CM_EVENT_ADDR_RESOLVED, e, wait, 5000));
+  ASSERT_TRUE(s.cm_resolve_route(x, 10).ok());
+  ASSERT_TRUE(next_event(a, CM_EVENT_ROUTE_RESOLVED, e, wait, 5000));
+  ASSERT_TRUE(s.cm_set_qp(x, a.qp).ok());
+  ASSERT_TRUE(s.cm_connect(x, CmConnParam{}).ok());
+  ASSERT_TRUE(next_event(c, CM_EVENT_CONNECT_REQUEST, e, wait, 5000));
+  ASSERT_TRUE(s.cm_set_qp(e.id, c.qp).ok());
+  ASSERT_TRUE(s.cm_accept(e.id, CmConnParam{}).ok());
+  ASSERT_TRUE(next_event(a, CM_EVENT_ESTABLISHED, e, wait, 5000));
+  ASSERT_TRUE(next_event(c, CM_EVENT_ESTABLISHED, e, wait, 5000));
+  ASSERT_TRUE(s.cm_disconnect(x).ok());
+  ASSERT_TRUE(next_event(c, CM_EVENT_DISCONNECTED, e, wait, 5000));
+  ASSERT_TRUE(s.set_engine_threads(0).ok());
 }

@@ -10,7 +10,7 @@
 //
 // Changes since the first contract (additions only; no signature changed): CmIdInfo gained peer_dev and remote_guid
 // (appended); CmCounters is new; Session gained cm_set_event_hook (a callback when a CmEvent is queued, for an
-// event channel's fd) and cm_counters.
+// event channel's fd), cm_counters and cm_set_option (+ enum CmOption); CmIdInfo gained tos and ack_timeout.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -23,6 +23,9 @@ namespace vl {
 
 // ---- enum rdma_port_space (rdma/rdma_cma.h): the service ID of a REQ is (ps << 16) | port (IBA A11.2.1)
 enum CmPortSpace : uint32_t { CM_PS_IPOIB = 0x0002, CM_PS_IB = 0x013F, CM_PS_TCP = 0x0106, CM_PS_UDP = 0x0111 };
+
+// ---- rdma_set_option's RDMA_OPTION_ID level (rdma/rdma_cma.h): the ones Session::cm_set_option takes
+enum CmOption : uint32_t { CM_OPTION_ID_TOS = 0, CM_OPTION_ID_ACK_TIMEOUT = 3 };
 
 // ---- enum rdma_cm_event_type (rdma/rdma_cma.h), values as rdma-core
 enum CmEventType : uint32_t {
@@ -121,6 +124,7 @@ struct CmIdInfo {
   // dgid) -- what an address handle to the peer of a UD ID needs (Session::create_ah); the CA GUID of the peer
   Handle peer_dev = 0;
   uint64_t remote_guid = 0;
+  uint8_t tos = 0, ack_timeout = 0;           // the ID's options (cm_set_option); ack_timeout 0 = the path's
 };
 
 // Added: what a device's QP1 agent counted (the kernel's /sys/class/infiniband/*/ports/1/cm_{rx,tx}_* counters

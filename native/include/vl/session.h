@@ -398,6 +398,10 @@ class Session {
   // Added: called with the session lock held each time a CmEvent is queued on a device (an event channel's fd can
   // be signalled from it; do not call into the Session from the hook). Empty function: none.
   void cm_set_event_hook(std::function<void(Handle dev)> fn);
+  // Added: rdma_set_option's per-ID options: CM_OPTION_ID_TOS (the path's traffic class in the REQ) and
+  // CM_OPTION_ID_ACK_TIMEOUT (the QP's local ACK timeout; set before cm_resolve_route it also sets the path's packet
+  // life time, timeout - 1). EOPNOTSUPP for the others; EINVAL for an ACK timeout on a UD ID or a value out of range.
+  Status cm_set_option(Handle id, uint32_t option, uint32_t value);
   // Added: the device's CM counters (MADs sent / received / resent / dropped...), for tests and the console
   CmCounters cm_counters(Handle dev) const;
 

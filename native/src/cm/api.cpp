@@ -141,6 +141,8 @@ Status Session::cm_resolve_route(Handle h, uint32_t timeout_ms) {
   uint32_t mtu = S.dev(id->dev)->profile.active_mtu;
   if (Device* p = S.dev(id->peer.dev)) mtu = std::min(mtu, p->profile.active_mtu);
   id->path_mtu = mtu;
+  // cma_resolve_iboe_route: an ACK timeout set before the route gives the packet life time (timeout - 1)
+  id->packet_life_time = id->ack_timeout_set && id->ack_timeout ? uint8_t(id->ack_timeout - 1) : kPacketLifeTime;
   id->route_resolved = true;
   (void)timeout_ms;
   CmEvent e; e.id = h; e.event = CM_EVENT_ROUTE_RESOLVED;
@@ -176,6 +178,26 @@ Status Session::cm_set_qp(Handle h, Handle qph) {
   id->local_qpn = q->qpn;
   if (Status st = qp_init(S, *id); !st.ok()) { id->qp = 0; return st; }
   return ok();
+}
+
+Status Session::cm_set_option(Handle h, uint32_t option, uint32_t value) {
+  auto lk_ = impl_->lock();
+  auto& S = *impl_;
+  Id* id = find(S, h);
+  if (!id) return no_id(h);
+  switch (option) {
+    case CM_OPTION_ID_TOS:                           // rdma_set_service_type
+      if (value > 255) return fail(EINVAL, "value: a ToS byte 0..255");
+      id->tos = uint8_t(value); id->tos_set = true;
+      return ok();
+    case CM_OPTION_ID_ACK_TIMEOUT:                   // rdma_set_ack_timeout
+      if (id->qp_type != QPT_RC) return fail(EINVAL, "id: the ACK timeout is an RC connection's");
+      if (value > 31) return fail(EINVAL, "value: an ACK timeout exponent 0..31");
+      id->ack_timeout = uint8_t(value); id->ack_timeout_set = true;
+      return ok();
+    default:
+      return fail(EOPNOTSUPP, "option: only RDMA_OPTION_ID_TOS (0) and RDMA_OPTION_ID_ACK_TIMEOUT (3)");
+  }
 }
 
 Status Session::cm_connect(Handle h, const CmConnParam& p) {
@@ -249,6 +271,7 @@ std::vector<CmEvent> Session::cm_get_events(Handle devh, size_t max) {
   auto& S = *impl_;
   std::vector<CmEvent> out;
   if (!S.cm) return out;
+  if (S.inline_run) S.run_to_idle();               // free running inline: as poll_cq, the device works first
   auto it = S.cm->devs.find(devh);
   if (it == S.cm->devs.end()) return out;
   auto& q = it->second.events;
@@ -265,6 +288,7 @@ static CmIdInfo info_of(const Id& x) {
   i.local_comm_id = x.local_id; i.remote_comm_id = x.remote_id; i.local_qpn = x.local_qpn; i.remote_qpn = x.remote_qpn;
   i.starting_psn = x.sq_psn; i.path_mtu = x.path_mtu; i.service_id = x.service_id;
   i.peer_dev = x.peer.dev; i.remote_guid = x.remote_guid;
+  i.tos = x.tos; i.ack_timeout = x.ack_timeout_set ? x.ack_timeout : 0;
   return i;
 }
 

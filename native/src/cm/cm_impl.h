@@ -58,6 +58,9 @@ struct Id {
   uint64_t service_id = 0, tid = 0, remote_guid = 0;
   uint8_t responder_resources = 0, initiator_depth = 0, retry_count = 7, rnr_retry_count = 7, flow_control = 1, srq = 0;
   uint8_t local_ack_timeout = 0;                 // the path's (QP IBV_QP_TIMEOUT)
+  uint8_t packet_life_time = kPacketLifeTime;    // the route's (cma_resolve_iboe_route)
+  uint8_t tos = 0; bool tos_set = false;         // RDMA_OPTION_ID_TOS (rdma_set_service_type): the path's traffic class
+  uint8_t ack_timeout = 0; bool ack_timeout_set = false;   // RDMA_OPTION_ID_ACK_TIMEOUT (rdma_set_ack_timeout)
   uint32_t qkey = 0, remote_qkey = 0;            // UD
   // the timer of the message awaiting a response (IBA 12.7.4 / cm.c timeout_ms and max_cm_retries)
   uint64_t timeout_ms = 0; uint8_t max_cm_retries = 0, retries = 0;

@@ -90,7 +90,8 @@ QpAttr init_attr(const Id& id, uint32_t st, uint32_t& mask, int& err) {
   } else if (st == QPS_RTS) {
     mask = QP_STATE | QP_SQ_PSN | QP_RETRY_CNT | QP_RNR_RETRY | QP_MAX_QP_RD_ATOMIC | QP_TIMEOUT;
     a.sq_psn = id.sq_psn; a.retry_cnt = id.retry_count; a.rnr_retry = id.rnr_retry_count;
-    a.max_rd_atomic = id.initiator_depth; a.timeout = id.local_ack_timeout;
+    a.max_rd_atomic = id.initiator_depth;
+    a.timeout = id.ack_timeout_set ? id.ack_timeout : id.local_ack_timeout;   // cma.c rdma_init_qp_attr: timeout_set
   } else err = EINVAL;
   return a;
 }
@@ -144,7 +145,7 @@ static void send_rej(SessionImpl& S, Id& id, uint16_t reason, const uint8_t* ari
   m.set(F_MESSAGE_REJECTED, st == CM_REQ_RCVD || st == CM_MRA_REQ_SENT ? 0 : st == CM_REP_RCVD || st == CM_MRA_REP_SENT ? 1 : 2);
   m.set(F_REASON, reason).set(F_REJ_INFO_LENGTH, ari_len);
   if (ari_len) std::memcpy(m.info, ari, std::min<size_t>(ari_len, 72));
-  std::memcpy(m.pdata, pd.data(), std::min(pd.size(), pdata_len(CM_ATTR_REJ)));
+  m.put_pdata(pd);
   dev_state(S, id.dev).n.rej_sent++;
   send(S, id.dev, id.peer, m, &id, false);
 }
@@ -231,7 +232,7 @@ Status connect(SessionImpl& S, Id& id, const CmConnParam& p) {
   id.flow_control = p.flow_control; id.retry_count = std::min<uint8_t>(p.retry_count, 7);
   id.rnr_retry_count = std::min<uint8_t>(p.rnr_retry_count, 7); id.srq = p.srq;
   id.service_id = service_id(id.ps, id.dst.port);
-  id.local_ack_timeout = ack_timeout(kCaAckDelay, kPacketLifeTime);
+  id.local_ack_timeout = ack_timeout(kCaAckDelay, id.packet_life_time);
   id.remote_id = 0; id.remote_qpn = 0; id.disconnect_reported = false;
   Msg m = msg(CM_ATTR_REQ, id.tid);
   m.set(F_LOCAL_COMM_ID, id.local_id).set(F_SERVICE_ID, id.service_id).set(F_LOCAL_CA_GUID, d.node_guid);
@@ -246,11 +247,12 @@ Status connect(SessionImpl& S, Id& id, const CmConnParam& p) {
   std::memcpy(m.pri_local_gid, id.sgid, 16); std::memcpy(m.pri_remote_gid, id.peer.gid, 16);
   // cma.c cma_get_roce_udp_flow_label: (sport * 31 + dport) & 0xFFFFF
   m.set(F_PRI_FLOW_LABEL, (uint32_t(id.src.port) * 31 + id.dst.port) & 0xFFFFF);
-  m.set(F_PRI_PACKET_RATE, 0).set(F_PRI_TRAFFIC_CLASS, 0).set(F_PRI_HOP_LIMIT, 64).set(F_PRI_SL, 0);
+  // the traffic class is the ID's ToS (default_roce_tos 0); SL 0: no VLAN priority map on a software device
+  m.set(F_PRI_PACKET_RATE, 0).set(F_PRI_TRAFFIC_CLASS, id.tos).set(F_PRI_HOP_LIMIT, 64).set(F_PRI_SL, 0);
   m.set(F_PRI_SUBNET_LOCAL, 0).set(F_PRI_LOCAL_ACK_TIMEOUT, id.local_ack_timeout);
   put_ip_hdr(m.pdata, id.src, id.dst);
-  std::memcpy(m.pdata + kIpHdrLen, p.private_data.data(), p.private_data.size());
-  id.timeout_ms = iba_time_ms(kPacketLifeTime) * 2 + iba_time_ms(kCmResponseTimeout);   // cm.c ib_send_cm_req
+  m.put_pdata(p.private_data, kIpHdrLen);
+  id.timeout_ms = iba_time_ms(id.packet_life_time) * 2 + iba_time_ms(kCmResponseTimeout);   // cm.c ib_send_cm_req
   id.max_cm_retries = kMaxCmRetries;
   id.retries = 0;
   send(S, id.dev, id.peer, m, &id);
@@ -281,12 +283,20 @@ static void on_req(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
     return;
   }
   // a stale connection: the remote QPN of this CA is still connected or in TimeWait (cm_insert_remote_qpn)
+  Id* cur = nullptr;
   bool stale = false;
   for (auto& [h, id] : c.ids)
-    if (id.dev == dev && connected_state(id.state) && id.remote_qpn == rqpn && id.remote_guid == rguid) stale = true;
+    if (id.dev == dev && connected_state(id.state) && id.remote_qpn == rqpn && id.remote_guid == rguid) { stale = true; cur = &id; }
   for (auto& t : c.timewait)
     if (t.dev == dev && t.remote_qpn == rqpn && t.remote_guid == rguid && t.until > S.now) stale = true;
-  if (stale) { ds.n.rx_stale++; return issue_rej(S, dev, from, m, CM_REJ_STALE_CONN, 0); }
+  if (stale) {
+    ds.n.rx_stale++;
+    issue_rej(S, dev, from, m, CM_REJ_STALE_CONN, 0);
+    // the connection the REQ says its sender no longer has is stale too: cm_match_req disconnects it
+    // (ib_send_cm_dreq, which only an ESTABLISHED ID sends)
+    if (cur && cur->state == CM_ESTABLISHED) send_dreq(S, *cur);
+    return;
+  }
   // the listener of the service ID (cm_find_listen): ib_cm REJects with INVALID_SERVICE_ID when there is none
   const uint64_t sid = m.get(F_SERVICE_ID);
   std::vector<Id*> ls;
@@ -320,7 +330,8 @@ static void on_req(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
   Id n;
   n.h = S.new_handle(); n.dev = dev; n.ps = l->ps; n.qp_type = QPT_RC; n.listen_id = l->h;
   n.bound = n.addr_resolved = n.route_resolved = true;
-  n.src = l->src; n.src.family = dst.family; std::memcpy(n.src.ip, dst.ip, 16); n.src.port = dst.port;
+  // the local port of the new ID is the service ID's (cma_save_ip_info: the IP CM header carries only the source port)
+  n.src = l->src; n.src.family = dst.family; std::memcpy(n.src.ip, dst.ip, 16); n.src.port = service_port(sid);
   n.dst = src;
   n.sgid_index = uint32_t(gi); std::memcpy(n.sgid, m.pri_remote_gid, 16);
   n.peer = from; n.peer.sgid_index = uint32_t(gi); std::memcpy(n.peer.gid, m.pri_local_gid, 16);
@@ -363,7 +374,7 @@ Status accept(SessionImpl& S, Id& id, const CmConnParam& p) {
   m.set(F_INITIATOR_DEPTH, id.initiator_depth).set(F_TARGET_ACK_DELAY, kCaAckDelay).set(F_FAILOVER_ACCEPTED, 0);
   m.set(F_END_TO_END_FLOW_CONTROL, p.flow_control).set(F_RNR_RETRY_COUNT, std::min<uint8_t>(7, p.rnr_retry_count)).set(F_SRQ, p.srq);
   m.set(F_LOCAL_CA_GUID, d.node_guid);
-  std::memcpy(m.pdata, p.private_data.data(), p.private_data.size());
+  m.put_pdata(p.private_data);
   unpend(S, id);
   id.retries = 0;
   send(S, id.dev, id.peer, m, &id);
@@ -416,10 +427,9 @@ static void on_rep(SessionImpl& S, Id& id, const Msg& m) {
 
 Status establish(SessionImpl& S, Id& id) {
   if (id.state == CM_REP_RCVD || id.state == CM_MRA_REP_SENT) {   // rdma_establish: the RTU
-    send_rtu(S, id);
+    send_rtu(S, id);                             // (no event: cma.c reports none for it, the peer gets ESTABLISHED)
     id.have_mra = false;
     set_state(S, id, CM_ESTABLISHED, "RTU sent");
-    event(S, id, CM_EVENT_ESTABLISHED, 0);
     return Status{};
   }
   if (id.state == CM_REP_SENT || id.state == CM_MRA_REP_RCVD) {   // cm.c cm_establish: COMM_EST before the RTU

@@ -95,6 +95,11 @@ const char* attr_name(uint16_t attr) {
   return "unknown attribute";
 }
 
+void Msg::put_pdata(const std::vector<uint8_t>& v, size_t off) {
+  const size_t room = pdata_len(hdr.attr_id) > off ? pdata_len(hdr.attr_id) - off : 0;
+  if (!v.empty() && room) std::memcpy(pdata + off, v.data(), v.size() < room ? v.size() : room);
+}
+
 size_t pdata_len(uint16_t attr) { const Layout* l = layout(attr); return l ? l->pdata_len : 0; }
 
 uint64_t get_bits(const uint8_t* b, unsigned pos, unsigned w) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vl/cm.h"
 
@@ -56,6 +57,8 @@ struct Msg {
   uint8_t info[72] = {};                         // REJ ARI / SIDR REP additional information
   uint8_t pdata[224] = {};
   uint64_t get(Field x) const { return f[x]; }
+  // private data from off on, at most what the message holds past off (an empty vector copies nothing)
+  void put_pdata(const std::vector<uint8_t>& v, size_t off = 0);
   Msg& set(Field x, uint64_t v) { f[x] = v; return *this; }
 };
 

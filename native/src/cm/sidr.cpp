@@ -22,7 +22,7 @@ Status sidr_connect(SessionImpl& S, Id& id, const CmConnParam& p) {
   Msg m; m.hdr.attr_id = CM_ATTR_SIDR_REQ; m.hdr.tid = id.tid;
   m.set(F_REQUEST_ID, id.local_id).set(F_PARTITION_KEY, kDefaultPkey).set(F_SERVICE_ID, id.service_id);
   put_ip_hdr(m.pdata, id.src, id.dst);
-  std::memcpy(m.pdata + kIpHdrLen, p.private_data.data(), p.private_data.size());
+  m.put_pdata(p.private_data, kIpHdrLen);
   id.timeout_ms = iba_time_ms(kCmResponseTimeout);   // cma_resolve_ib_udp: 1 << (CMA_CM_RESPONSE_TIMEOUT - 8) ms
   id.max_cm_retries = kMaxCmRetries;
   id.retries = 0;
@@ -36,7 +36,7 @@ static void sidr_rep(SessionImpl& S, Handle dev, const Peer& to, uint64_t tid, u
                      uint32_t qpn, uint32_t qkey, const std::vector<uint8_t>& pd, Id* id) {
   Msg m; m.hdr.attr_id = CM_ATTR_SIDR_REP; m.hdr.tid = tid;
   m.set(F_REQUEST_ID, req_id).set(F_SIDR_STATUS, status).set(F_SIDR_QPN, qpn).set(F_SERVICE_ID, sid).set(F_SIDR_QKEY, qkey);
-  std::memcpy(m.pdata, pd.data(), std::min(pd.size(), pdata_len(CM_ATTR_SIDR_REP)));
+  m.put_pdata(pd);
   send(S, dev, to, m, id);
 }
 
@@ -91,12 +91,13 @@ void on_sidr(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
   Id n;
   n.h = S.new_handle(); n.dev = dev; n.ps = l->ps; n.qp_type = QPT_UD; n.listen_id = l->h; n.qkey = l->qkey;
   n.bound = n.addr_resolved = n.route_resolved = true;
-  n.src = l->src; n.src.family = dst.family; std::memcpy(n.src.ip, dst.ip, 16); n.src.port = dst.port;
+  n.src = l->src; n.src.family = dst.family; std::memcpy(n.src.ip, dst.ip, 16); n.src.port = service_port(sid);
   n.dst = src;
   const int gi = gid_index_of(d, dst.ip);
   n.sgid_index = gi < 0 ? from.sgid_index : uint32_t(gi);
   std::memcpy(n.sgid, d.gids[n.sgid_index < d.gids.size() ? n.sgid_index : 0].gid, 16);
   n.peer = from;
+  if (from.dev) std::memcpy(n.peer.gid, src.ip, 16);   // in-session: the peer's address as its IP CM header says
   n.remote_id = req_id; n.tid = m.hdr.tid; n.service_id = sid;
   n.local_id = 0;
   l->pending++;

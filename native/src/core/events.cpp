@@ -49,6 +49,7 @@ bool is_state_event(EventKind k) {
   switch (k) {
     case EventKind::ObjectCreated: case EventKind::ObjectDestroyed: case EventKind::ObjectModified:
     case EventKind::QpState: case EventKind::AsyncEvent: case EventKind::CqArmed: case EventKind::CompEvent:
+    case EventKind::CmState:
       return true;
     default:
       return false;
