@@ -154,17 +154,13 @@ static bool process(Event* e, const vl::CmEvent& ev) {
     case vl::CM_EVENT_CONNECT_RESPONSE:      // ucma_process_conn_resp: with a QP, the RTU now and ESTABLISHED
       copy_conn(e, ev);
       if (id->id.qp) {
-        id->rtu_sent = true;
         auto st = G.s->cm_establish(id->h);
         progress();
         if (st.ok()) e->event.event = RDMA_CM_EVENT_ESTABLISHED;
-        else { id->rtu_sent = false; modify_qp_err(id); e->event.event = RDMA_CM_EVENT_CONNECT_ERROR; e->event.status = -st.err; id->connect_error = true; }
+        else { modify_qp_err(id); e->event.event = RDMA_CM_EVENT_CONNECT_ERROR; e->event.status = -st.err; id->connect_error = true; }
       }
       return true;
     case vl::CM_EVENT_ESTABLISHED:
-      // The active side's RTU sent by rdma_establish (or after CONNECT_RESPONSE, above): the kernel reports nothing
-      // for it (cma.c rdma_accept -> cma_rep_recv), the device's CM does (CM-REQUESTS.md 4); not handed out.
-      if (id->rtu_sent) { id->rtu_sent = false; return false; }
       if (ud) copy_ud(e, ev, id); else copy_conn(e, ev);
       return true;
     case vl::CM_EVENT_REJECTED:

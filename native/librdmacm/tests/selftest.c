@@ -147,7 +147,13 @@ int main(void) {
   CHECK(rdma_set_option(listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof one) == 0, "set_option REUSEADDR accepted");
   uint8_t tos = 32;
   errno = 0;
-  CHECK(rdma_set_option(listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) == -1 && errno == ENOSYS, "set_option TOS -> ENOSYS");
+  CHECK(rdma_set_option(listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) == 0, "set_option TOS");
+  errno = 0;
+  CHECK(rdma_set_option(listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &one, sizeof one) == -1 && errno == EINVAL,
+        "set_option ACK_TIMEOUT with an int -> EINVAL (it is a uint8_t)");
+  errno = 0;
+  CHECK(rdma_set_option(listen_id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &one, sizeof one) == -1 && errno == ENOSYS,
+        "set_option IB_PATH -> ENOSYS");
   errno = 0;
   CHECK(rdma_join_multicast(listen_id, (struct sockaddr*)&same, NULL) == -1 && errno == ENOSYS, "rdma_join_multicast -> ENOSYS");
 
@@ -157,6 +163,8 @@ int main(void) {
   struct sockaddr_in dst = sin_of(ip, port);
   CHECK(rdma_resolve_addr(cli, NULL, (struct sockaddr*)&dst, 2000) == 0, "rdma_resolve_addr %s:%u", ip, port);
   CHECK(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) && cli->verbs, "ADDR_RESOLVED (poll on the channel fd), verbs set");
+  uint8_t ack_timeout = 16;
+  CHECK(rdma_set_option(cli, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout, 1) == 0, "set_option ACK_TIMEOUT 16");
   CHECK(rdma_resolve_route(cli, 2000) == 0 && expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL), "rdma_resolve_route -> ROUTE_RESOLVED");
   CHECK(cli->route.num_paths == 1 && cli->route.path_rec, "route: one path record");
   struct ibv_qp_init_attr qa;
@@ -206,6 +214,7 @@ int main(void) {
             ibv_query_qp(srv->qp, &qpa, IBV_QP_STATE | IBV_QP_DEST_QPN, &qia) == 0 && qpa.qp_state == IBV_QPS_RTS &&
             qpa.dest_qp_num == cli->qp->qp_num,
         "both QPs in RTS, the server's aimed at the client's QP (moved by the CM)");
+  CHECK(ibv_query_qp(cli->qp, &qpa, IBV_QP_TIMEOUT, &qia) == 0 && qpa.timeout == 16, "the client QP's ACK timeout is the option's 16");
   struct ibv_qp_attr ia;
   int mask = 0;
   ia.qp_state = IBV_QPS_RTR;
