@@ -341,6 +341,45 @@ int main(void) {
   ibv_destroy_qp(xqp);
   ibv_destroy_cq(xcq);
 
+  // ---- a QP the program put in id->qp itself (perftest's handshake does): the library moves it on the REP, as
+  // rdma-core's ucma_process_conn_resp, and reports ESTABLISHED
+  rdma_create_id(ch, &cli, NULL, RDMA_PS_TCP);
+  rdma_resolve_addr(cli, NULL, (struct sockaddr*)&dst, 2000);
+  expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+  rdma_resolve_route(cli, 2000);
+  expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+  xcq = ibv_create_cq(cli->verbs, 8, NULL, NULL, 0);
+  qp_attr_init(&qa, IBV_QPT_RC);
+  qa.send_cq = qa.recv_cq = xcq;
+  xqp = ibv_create_qp(cli->pd, &qa);
+  cli->qp = xqp;
+  memset(&cp, 0, sizeof cp);
+  cp.responder_resources = cp.initiator_depth = 1;
+  cp.retry_count = cp.rnr_retry_count = 7;
+  CHECK(xqp && rdma_connect(cli, &cp) == 0, "rdma_connect with the program's QP in id->qp");
+  req = NULL;
+  xs = NULL;
+  if (expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &req)) { xs = req->id; rdma_ack_cm_event(req); }
+  if (xs) {
+    qp_attr_init(&qa, IBV_QPT_RC);
+    rdma_create_qp(xs, NULL, &qa);
+    rdma_accept(xs, &cp);
+  }
+  est = 0;
+  for (int i = 0; i < 2 && xs; i++) {
+    struct rdma_cm_event* e = next_event(ch);
+    if (e && e->event == RDMA_CM_EVENT_ESTABLISHED) est |= e->id == cli ? 1 : e->id == xs ? 2 : 0;
+    if (e) rdma_ack_cm_event(e);
+  }
+  CHECK(est == 3 && ibv_query_qp(xqp, &qpa, IBV_QP_STATE | IBV_QP_DEST_QPN, &qia) == 0 && qpa.qp_state == IBV_QPS_RTS &&
+            qpa.dest_qp_num == xs->qp->qp_num,
+        "ESTABLISHED on both, the program's QP moved to RTS aimed at the server's");
+  cli->qp = NULL;
+  if (xs) { rdma_destroy_qp(xs); rdma_destroy_id(xs); }
+  rdma_destroy_id(cli);
+  ibv_destroy_qp(xqp);
+  ibv_destroy_cq(xcq);
+
   // ---- nobody listens on that port: REJECTED (invalid service ID) or unreachable
   rdma_create_id(ch, &cli, NULL, RDMA_PS_TCP);
   struct sockaddr_in nobody = sin_of(ip, port == 65535 ? 1 : port + 1);
