@@ -170,15 +170,31 @@ function freeRoceAddr() {
 }
 
 // server(addr) / client(addr): argv; serverEnv: set VERBSLAB_ADDR for servers that bind "any"
+// Another program may take the free address between the look and the server's bind (other suites, other users of
+// the host): the server then exits at once with EADDRINUSE and the pair is tried again on a new address (3 times).
 async function cmPair(server, client, { pinServer = false, timeout = TIMEOUT_MS, env = {} } = {}) {
-  const addr = freeRoceAddr();
-  const srv = execRun(server(addr), { env: { ...env, ...(pinServer ? { VERBSLAB_ADDR: addr } : {}) }, timeout });
-  const t0 = Date.now();
-  while (!udpBound(addr) && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 50));
-  await new Promise((r) => setTimeout(r, 300));
-  const cli = await execRun(client(addr), { env, timeout });
-  const s = await srv;
-  return { server: s, client: cli, addr };
+  for (let attempt = 1; ; attempt++) {
+    const addr = freeRoceAddr();
+    let exited = null;
+    const srv = execRun(server(addr), { env: { ...env, ...(pinServer ? { VERBSLAB_ADDR: addr } : {}) }, timeout });
+    srv.then((r) => { exited = r; });
+    const t0 = Date.now();
+    while (!exited && !udpBound(addr) && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    if (exited && attempt < 3 && /Address already in use|address already in use/.test(exited.out)) continue;
+    if (exited) return { server: exited, client: { code: -1, signal: null, out: '[not started: the server had exited]', stdout: '' }, addr };
+    // The server's device is on the network before the program calls rdma_listen (perftest opens the device, then
+    // sets up its buffers): a REQ that comes first is refused with REJ "invalid service ID" (8), as the kernel
+    // refuses a connection to a port nobody listens on yet. The client is started again then (3 times).
+    let cli;
+    for (let c = 1; ; c++) {
+      cli = await execRun(client(addr), { env, timeout });
+      if (c >= 3 || exited || !/REJECTED[^\n]{0,20}\b8\b/.test(cli.out)) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const s = await srv;
+    return { server: s, client: cli, addr };
+  }
 }
 
 // rping's ping data (rping.c rping_test_client): "rdma-ping-N: " then letters from 'A' + N cycling A..z, size - 1 bytes

@@ -129,11 +129,7 @@ int query_route(Id* id) {
   auto info = G.s->cm_id_info(id->h);
   if (!info) return fail(EINVAL);
   rdma_addr& ra = id->id.route.addr;
-  vl::CmAddr src = info->src;
-  // an ID made by a request: its port is the listener's, the low 16 bits of the service ID (the kernel's
-  // cma_port_from_service_id); the CM of the cm branch leaves it 0 for now (CM-REQUESTS.md 1)
-  if (info->listen_id && !src.port) src.port = static_cast<uint16_t>(info->service_id & 0xffff);
-  if (src.family) from_cm_addr(src, ra.src_storage);
+  if (info->src.family) from_cm_addr(info->src, ra.src_storage);
   if (info->dst.family) from_cm_addr(info->dst, ra.dst_storage);
   std::memcpy(ra.addr.ibaddr.sgid.raw, info->sgid, 16);
   std::memcpy(ra.addr.ibaddr.dgid.raw, info->dgid, 16);

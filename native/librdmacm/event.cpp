@@ -151,20 +151,30 @@ static bool process(Event* e, const vl::CmEvent& ev) {
       if (query_route(child)) { rdma_destroy_id(&child->id); return false; }
       return true;
     }
-    case vl::CM_EVENT_CONNECT_RESPONSE:      // ucma_process_conn_resp: with a QP, the RTU now and ESTABLISHED
+    case vl::CM_EVENT_CONNECT_RESPONSE:
+      // ucma_process_conn_resp: the CM reports a REP this way only for an ID it has no QP for; a QP the program put
+      // in id->qp itself is moved here as rdma-core moves it (INIT, RTR, RTS from rdma_init_qp_attr), then the RTU
+      // and ESTABLISHED
       copy_conn(e, ev);
       if (id->id.qp) {
-        id->rtu_sent = true;
-        auto st = G.s->cm_establish(id->h);
-        progress();
-        if (st.ok()) e->event.event = RDMA_CM_EVENT_ESTABLISHED;
-        else { id->rtu_sent = false; modify_qp_err(id); e->event.event = RDMA_CM_EVENT_CONNECT_ERROR; e->event.status = -st.err; id->connect_error = true; }
+        int err = 0;
+        for (int st = IBV_QPS_INIT; st <= IBV_QPS_RTS && !err; st++) {
+          ibv_qp_attr a{};
+          int mask = 0;
+          a.qp_state = static_cast<ibv_qp_state>(st);
+          if (rdma_init_qp_attr(&id->id, &a, &mask)) err = errno;
+          else err = ibv_modify_qp(id->id.qp, &a, mask);
+        }
+        if (!err) {
+          auto st = G.s->cm_establish(id->h);
+          progress();
+          err = st.ok() ? 0 : st.err;
+        }
+        if (!err) e->event.event = RDMA_CM_EVENT_ESTABLISHED;
+        else { modify_qp_err(id); e->event.event = RDMA_CM_EVENT_CONNECT_ERROR; e->event.status = -err; id->connect_error = true; }
       }
       return true;
     case vl::CM_EVENT_ESTABLISHED:
-      // The active side's RTU sent by rdma_establish (or after CONNECT_RESPONSE, above): the kernel reports nothing
-      // for it (cma.c rdma_accept -> cma_rep_recv), the device's CM does (CM-REQUESTS.md 4); not handed out.
-      if (id->rtu_sent) { id->rtu_sent = false; return false; }
       if (ud) copy_ud(e, ev, id); else copy_conn(e, ev);
       return true;
     case vl::CM_EVENT_REJECTED:

@@ -247,10 +247,8 @@ VL_EXPORT int rdma_disconnect(rdma_cm_id* cm_id) {
 // For an ID without a QP, after CONNECT_RESPONSE: the RTU (ucma_process_conn_resp without the QP steps)
 VL_EXPORT int rdma_establish(rdma_cm_id* cm_id) {
   if (!cm_id || cm_id->qp) return fail(EINVAL);
-  Id* id = priv(cm_id);
-  id->rtu_sent = true;
-  auto st = g().s->cm_establish(id->h);
-  if (!st.ok()) { id->rtu_sent = false; return fail_status(st); }
+  auto st = g().s->cm_establish(priv(cm_id)->h);
+  if (!st.ok()) return fail_status(st);
   progress();
   return 0;
 }
@@ -287,14 +285,21 @@ VL_EXPORT int rdma_init_qp_attr(rdma_cm_id* cm_id, ibv_qp_attr* a, int* mask) {
   return 0;
 }
 
-// RDMA_OPTION_ID_REUSEADDR / AFONLY are accepted (with their sizes checked) and change nothing: the device's CM has
-// one address per device and no TIME_WAIT port reservation to reuse. TOS, ACK_TIMEOUT and IB paths would need the
-// CM to take them (CM-REQUESTS.md): ENOSYS, as a kernel without the option answers.
+// RDMA_OPTION_ID_TOS (uint8_t: the traffic class of the connection's packets) and ACK_TIMEOUT (uint8_t: the QP's
+// local ACK timeout) go to the CM (cm_set_option). REUSEADDR / AFONLY (int) are accepted, with their sizes checked,
+// and change nothing: the device's CM has one address per GID and no TIME_WAIT port reservation to reuse. IB path
+// records (RDMA_OPTION_IB_PATH): ENOSYS, as a kernel without the option answers.
 VL_EXPORT int rdma_set_option(rdma_cm_id* cm_id, int level, int optname, void* optval, size_t optlen) {
   if (!cm_id || !optval) return fail(EINVAL);
+  if (level == RDMA_OPTION_ID && (optname == RDMA_OPTION_ID_TOS || optname == RDMA_OPTION_ID_ACK_TIMEOUT)) {
+    if (optlen != sizeof(uint8_t)) return fail(EINVAL);
+    const uint32_t opt = optname == RDMA_OPTION_ID_TOS ? vl::CM_OPTION_ID_TOS : vl::CM_OPTION_ID_ACK_TIMEOUT;
+    auto st = g().s->cm_set_option(priv(cm_id)->h, opt, *static_cast<const uint8_t*>(optval));
+    return st.ok() ? 0 : fail_status(st);
+  }
   if (level == RDMA_OPTION_ID && (optname == RDMA_OPTION_ID_REUSEADDR || optname == RDMA_OPTION_ID_AFONLY))
     return optlen == sizeof(int) ? 0 : fail(EINVAL);
-  if (level == RDMA_OPTION_ID || level == RDMA_OPTION_IB) return fail(ENOSYS);
+  if (level == RDMA_OPTION_IB) return fail(ENOSYS);
   return fail(EINVAL);
 }
 

@@ -58,7 +58,6 @@ struct Id {
   std::condition_variable cv;
   uint8_t initiator_depth = 0, responder_resources = 0;
   bool connect_error = false;
-  bool rtu_sent = false;                       // rdma_establish sent the RTU: its ESTABLISHED is not reported (below)
   std::vector<uint8_t> connect;                // rdma_create_ep: the rdma_addrinfo's ai_connect, sent with the REQ
   ibv_qp_init_attr* qp_init_attr = nullptr;    // rdma_create_ep (passive): the QP rdma_get_request makes
   bool own_pd = false;                         // id.pd is the device's default PD (Global::pd)

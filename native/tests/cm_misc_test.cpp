@@ -255,3 +255,35 @@ TEST(CmHostile, MalformedMadsAreDroppedAndCountedAndHurtNoConnection) {
   for (auto& ev : s.drain_events()) if (ev.kind == EventKind::CmMad && ev.b == uint64_t(CmMadDir::Dropped)) dropped_events++;
   EXPECT_EQ(dropped_events, n.rx_dropped - dropped0);
 }
+
+// perftest -R's server: accept the handshake connection, destroy the listener, bind a new ID to the same port. An ID a
+// listener made for a REQ holds no port of its own (kernel cma_req_handler's IDs are not in the bind list), so the
+// re-bind succeeds while that connection is still up; a second explicit bind of the port still clashes.
+TEST(CmAddr, AcceptedIdDoesNotHoldTheListenersPort) {
+  Session s(3);
+  Node a, b;
+  a.make(s, s.create_device("rxe").value);
+  b.make(s, s.create_device("rxe").value);
+  Handle l = s.cm_create_id(b.dev, CM_PS_TCP, QPT_RC).value;
+  ASSERT_TRUE(s.cm_bind_addr(l, v4("10.0.0.2", 18515)).ok());
+  ASSERT_TRUE(s.cm_listen(l, 4).ok());
+  Handle c = s.cm_create_id(a.dev, CM_PS_TCP, QPT_RC).value;
+  CmEvent e;
+  ASSERT_TRUE(s.cm_resolve_addr(c, nullptr, v4("10.0.0.2", 18515), 10).ok());
+  ASSERT_TRUE(next_event(a, CM_EVENT_ADDR_RESOLVED, e, stepper(s)));
+  ASSERT_TRUE(s.cm_resolve_route(c, 10).ok());
+  ASSERT_TRUE(next_event(a, CM_EVENT_ROUTE_RESOLVED, e, stepper(s)));
+  ASSERT_TRUE(s.cm_set_qp(c, a.qp).ok());
+  ASSERT_TRUE(s.cm_connect(c, CmConnParam{}).ok());
+  ASSERT_TRUE(next_event(b, CM_EVENT_CONNECT_REQUEST, e, stepper(s)));
+  const Handle n = e.id;
+  EXPECT_EQ(s.cm_id_info(n)->src.port, 18515);      // the accepted ID shows the listener's port
+  ASSERT_TRUE(s.cm_set_qp(n, b.qp).ok());
+  ASSERT_TRUE(s.cm_accept(n, CmConnParam{}).ok());
+  ASSERT_TRUE(next_event(b, CM_EVENT_ESTABLISHED, e, stepper(s)));
+  ASSERT_TRUE(s.cm_destroy_id(l).ok());
+  Handle again = s.cm_create_id(b.dev, CM_PS_TCP, QPT_RC).value;
+  EXPECT_TRUE(s.cm_bind_addr(again, v4("10.0.0.2", 18515)).ok());
+  Handle third = s.cm_create_id(b.dev, CM_PS_TCP, QPT_RC).value;
+  EXPECT_EQ(s.cm_bind_addr(third, v4("10.0.0.2", 18515)).err, EADDRINUSE);
+}

@@ -147,7 +147,13 @@ int main(void) {
   CHECK(rdma_set_option(listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof one) == 0, "set_option REUSEADDR accepted");
   uint8_t tos = 32;
   errno = 0;
-  CHECK(rdma_set_option(listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) == -1 && errno == ENOSYS, "set_option TOS -> ENOSYS");
+  CHECK(rdma_set_option(listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) == 0, "set_option TOS");
+  errno = 0;
+  CHECK(rdma_set_option(listen_id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &one, sizeof one) == -1 && errno == EINVAL,
+        "set_option ACK_TIMEOUT with an int -> EINVAL (it is a uint8_t)");
+  errno = 0;
+  CHECK(rdma_set_option(listen_id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &one, sizeof one) == -1 && errno == ENOSYS,
+        "set_option IB_PATH -> ENOSYS");
   errno = 0;
   CHECK(rdma_join_multicast(listen_id, (struct sockaddr*)&same, NULL) == -1 && errno == ENOSYS, "rdma_join_multicast -> ENOSYS");
 
@@ -157,6 +163,8 @@ int main(void) {
   struct sockaddr_in dst = sin_of(ip, port);
   CHECK(rdma_resolve_addr(cli, NULL, (struct sockaddr*)&dst, 2000) == 0, "rdma_resolve_addr %s:%u", ip, port);
   CHECK(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) && cli->verbs, "ADDR_RESOLVED (poll on the channel fd), verbs set");
+  uint8_t ack_timeout = 16;
+  CHECK(rdma_set_option(cli, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout, 1) == 0, "set_option ACK_TIMEOUT 16");
   CHECK(rdma_resolve_route(cli, 2000) == 0 && expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL), "rdma_resolve_route -> ROUTE_RESOLVED");
   CHECK(cli->route.num_paths == 1 && cli->route.path_rec, "route: one path record");
   struct ibv_qp_init_attr qa;
@@ -206,6 +214,7 @@ int main(void) {
             ibv_query_qp(srv->qp, &qpa, IBV_QP_STATE | IBV_QP_DEST_QPN, &qia) == 0 && qpa.qp_state == IBV_QPS_RTS &&
             qpa.dest_qp_num == cli->qp->qp_num,
         "both QPs in RTS, the server's aimed at the client's QP (moved by the CM)");
+  CHECK(ibv_query_qp(cli->qp, &qpa, IBV_QP_TIMEOUT, &qia) == 0 && qpa.timeout == 16, "the client QP's ACK timeout is the option's 16");
   struct ibv_qp_attr ia;
   int mask = 0;
   ia.qp_state = IBV_QPS_RTR;
@@ -329,6 +338,45 @@ int main(void) {
   if (xs) { rdma_dereg_mr(smr); rdma_destroy_qp(xs); rdma_destroy_id(xs); }
   CHECK(rdma_destroy_id(cli) == 0, "rdma_destroy_id with the peer's DREQ maybe queued");
   if (xmr) ibv_dereg_mr(xmr);
+  ibv_destroy_qp(xqp);
+  ibv_destroy_cq(xcq);
+
+  // ---- a QP the program put in id->qp itself (perftest's handshake does): the library moves it on the REP, as
+  // rdma-core's ucma_process_conn_resp, and reports ESTABLISHED
+  rdma_create_id(ch, &cli, NULL, RDMA_PS_TCP);
+  rdma_resolve_addr(cli, NULL, (struct sockaddr*)&dst, 2000);
+  expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL);
+  rdma_resolve_route(cli, 2000);
+  expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL);
+  xcq = ibv_create_cq(cli->verbs, 8, NULL, NULL, 0);
+  qp_attr_init(&qa, IBV_QPT_RC);
+  qa.send_cq = qa.recv_cq = xcq;
+  xqp = ibv_create_qp(cli->pd, &qa);
+  cli->qp = xqp;
+  memset(&cp, 0, sizeof cp);
+  cp.responder_resources = cp.initiator_depth = 1;
+  cp.retry_count = cp.rnr_retry_count = 7;
+  CHECK(xqp && rdma_connect(cli, &cp) == 0, "rdma_connect with the program's QP in id->qp");
+  req = NULL;
+  xs = NULL;
+  if (expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &req)) { xs = req->id; rdma_ack_cm_event(req); }
+  if (xs) {
+    qp_attr_init(&qa, IBV_QPT_RC);
+    rdma_create_qp(xs, NULL, &qa);
+    rdma_accept(xs, &cp);
+  }
+  est = 0;
+  for (int i = 0; i < 2 && xs; i++) {
+    struct rdma_cm_event* e = next_event(ch);
+    if (e && e->event == RDMA_CM_EVENT_ESTABLISHED) est |= e->id == cli ? 1 : e->id == xs ? 2 : 0;
+    if (e) rdma_ack_cm_event(e);
+  }
+  CHECK(est == 3 && ibv_query_qp(xqp, &qpa, IBV_QP_STATE | IBV_QP_DEST_QPN, &qia) == 0 && qpa.qp_state == IBV_QPS_RTS &&
+            qpa.dest_qp_num == xs->qp->qp_num,
+        "ESTABLISHED on both, the program's QP moved to RTS aimed at the server's");
+  cli->qp = NULL;
+  if (xs) { rdma_destroy_qp(xs); rdma_destroy_id(xs); }
+  rdma_destroy_id(cli);
   ibv_destroy_qp(xqp);
   ibv_destroy_cq(xcq);
 

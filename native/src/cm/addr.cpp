@@ -51,7 +51,9 @@ int bind_port(SessionImpl& S, Id& id, const CmAddr& a) {
   auto clash = [&](uint16_t port) {
     for (auto& [h, x] : c.ids) {
       if (x.h == id.h || x.dev != id.dev || !x.bound || x.ps != id.ps || x.src.port != port) continue;
-      if (x.listen_id) continue;                   // IDs made by a listener share its port
+      // IDs made by a listener share its port and never block a bind, also once the listener is gone (the kernel's
+      // cma_req_handler IDs are not in the bind list: perftest -R destroys its listener and binds the port again)
+      if (x.listen_id || x.from_listener) continue;
       if (is_any(x.src.ip) || is_any(a.ip) || std::memcmp(x.src.ip, a.ip, 16) == 0) return true;
     }
     return false;

@@ -49,6 +49,7 @@ struct Id {
   uint32_t ps = CM_PS_TCP, qp_type = QPT_RC;
   uint8_t state = CM_IDLE;
   bool bound = false, addr_resolved = false, route_resolved = false, listening = false;
+  bool from_listener = false;                    // made by a listener for a REQ / SIDR REQ: never holds its port
   int backlog = 0; uint32_t pending = 0;         // listener: CONNECT_REQUESTs not yet accepted / rejected
   CmAddr src, dst;
   uint32_t sgid_index = 0; uint8_t sgid[16] = {};

@@ -332,7 +332,7 @@ static void on_req(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
   // the backlog (ucma: -ENOMEM from the event handler): no REJ, so that the peer's REQ retry may find room
   if (l->pending >= uint32_t(l->backlog)) { ds.n.rx_dropped++; emit_mad(S, dev, l->h, m, uint8_t(CmMadDir::Dropped), "listen backlog full"); return; }
   Id n;
-  n.h = S.new_handle(); n.dev = dev; n.ps = l->ps; n.qp_type = QPT_RC; n.listen_id = l->h;
+  n.h = S.new_handle(); n.dev = dev; n.ps = l->ps; n.qp_type = QPT_RC; n.listen_id = l->h; n.from_listener = true;
   n.bound = n.addr_resolved = n.route_resolved = true;
   // the local port of the new ID is the service ID's (cma_save_ip_info: the IP CM header carries only the source port)
   n.src = l->src; n.src.family = dst.family; std::memcpy(n.src.ip, dst.ip, 16); n.src.port = service_port(sid);

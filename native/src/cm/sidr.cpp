@@ -89,7 +89,7 @@ void on_sidr(SessionImpl& S, Handle dev, const Peer& from, const Msg& m) {
   if (l->pending >= uint32_t(l->backlog)) { ds.n.rx_dropped++; emit_mad(S, dev, l->h, m, uint8_t(CmMadDir::Dropped), "listen backlog full"); return; }
   Device& d = *S.dev(dev);
   Id n;
-  n.h = S.new_handle(); n.dev = dev; n.ps = l->ps; n.qp_type = QPT_UD; n.listen_id = l->h; n.qkey = l->qkey;
+  n.h = S.new_handle(); n.dev = dev; n.ps = l->ps; n.qp_type = QPT_UD; n.listen_id = l->h; n.from_listener = true; n.qkey = l->qkey;
   n.bound = n.addr_resolved = n.route_resolved = true;
   n.src = l->src; n.src.family = dst.family; std::memcpy(n.src.ip, dst.ip, 16); n.src.port = service_port(sid);
   n.dst = src;
