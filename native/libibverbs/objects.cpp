@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lib.h"
+#include "qp_attr.h"
 
 using namespace vlib;
 
@@ -374,26 +375,7 @@ VL_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* a, int mask, ibv_qp_init_att
   auto i = g().s->query_qp(qp_h(qp));
   if (!i) return EINVAL;
   const vl::QpAttr& v = i->attr;
-  std::memset(a, 0, sizeof *a);
-  a->qp_state = static_cast<ibv_qp_state>(v.qp_state);
-  a->cur_qp_state = static_cast<ibv_qp_state>(v.cur_qp_state);
-  a->path_mtu = static_cast<ibv_mtu>(v.path_mtu);
-  a->qp_access_flags = v.qp_access_flags;
-  a->qkey = v.qkey;
-  a->rq_psn = v.rq_psn;
-  a->sq_psn = v.sq_psn;
-  a->dest_qp_num = v.dest_qp_num;
-  a->pkey_index = static_cast<uint16_t>(v.pkey_index);
-  a->port_num = static_cast<uint8_t>(v.port_num);
-  a->max_rd_atomic = static_cast<uint8_t>(v.max_rd_atomic);
-  a->max_dest_rd_atomic = static_cast<uint8_t>(v.max_dest_rd_atomic);
-  a->min_rnr_timer = static_cast<uint8_t>(v.min_rnr_timer);
-  a->timeout = static_cast<uint8_t>(v.timeout);
-  a->retry_cnt = static_cast<uint8_t>(v.retry_cnt);
-  a->rnr_retry = static_cast<uint8_t>(v.rnr_retry);
-  std::memcpy(a->ah_attr.grh.dgid.raw, v.dgid, 16);
-  a->ah_attr.grh.sgid_index = static_cast<uint8_t>(v.sgid_index);
-  a->ah_attr.is_global = 1;
+  to_ibv_qp_attr(v, *a);
   a->ah_attr.port_num = 1;
   const vl::QpCap& c = i->init.cap;
   a->cap.max_send_wr = c.max_send_wr;

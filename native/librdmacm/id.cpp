@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "lib.h"
+#include "../libibverbs/qp_attr.h"
 
 namespace vcm {
 
@@ -259,26 +260,7 @@ VL_EXPORT int rdma_init_qp_attr(rdma_cm_id* cm_id, ibv_qp_attr* a, int* mask) {
   auto r = g().s->cm_init_qp_attr(priv(cm_id)->h, a->qp_state, &m);
   if (!r.ok()) return fail_status(r);
   const vl::QpAttr& v = r.value;
-  std::memset(a, 0, sizeof *a);                // ibv_copy_qp_attr_from_kern: every field from the answer
-  a->qp_state = static_cast<ibv_qp_state>(v.qp_state);
-  a->cur_qp_state = static_cast<ibv_qp_state>(v.cur_qp_state);
-  a->path_mtu = static_cast<ibv_mtu>(v.path_mtu);
-  a->qp_access_flags = v.qp_access_flags;
-  a->qkey = v.qkey;
-  a->rq_psn = v.rq_psn;
-  a->sq_psn = v.sq_psn;
-  a->dest_qp_num = v.dest_qp_num;
-  a->pkey_index = static_cast<uint16_t>(v.pkey_index);
-  a->port_num = static_cast<uint8_t>(v.port_num);
-  a->max_rd_atomic = static_cast<uint8_t>(v.max_rd_atomic);
-  a->max_dest_rd_atomic = static_cast<uint8_t>(v.max_dest_rd_atomic);
-  a->min_rnr_timer = static_cast<uint8_t>(v.min_rnr_timer);
-  a->timeout = static_cast<uint8_t>(v.timeout);
-  a->retry_cnt = static_cast<uint8_t>(v.retry_cnt);
-  a->rnr_retry = static_cast<uint8_t>(v.rnr_retry);
-  a->ah_attr.is_global = 1;                    // RoCE: the peer is named by its GID
-  std::memcpy(a->ah_attr.grh.dgid.raw, v.dgid, 16);
-  a->ah_attr.grh.sgid_index = static_cast<uint8_t>(v.sgid_index);
+  vlib::to_ibv_qp_attr(v, *a);
   a->ah_attr.grh.hop_limit = 64;
   a->ah_attr.port_num = static_cast<uint8_t>(v.port_num);
   *mask = static_cast<int>(m);
