@@ -1,9 +1,9 @@
 // Handlers of the queue commands (app/protocol/commands/queues.ts): CQs, SRQs, QPs, AHs, posting work requests.
 import type { CommandArgs, ResultOf } from '../../protocol/index.ts';
-import { Access, Mtu, QpAttrMask, QpState, QpType, SendFlag, WrOpcode, flagsOf, parseGid } from '../../protocol/index.ts';
+import { Access, CmState, Mtu, QpAttrMask, QpState, QpType, SendFlag, WrOpcode, flagsOf, parseGid } from '../../protocol/index.ts';
 import type { queueCommands } from '../../protocol/commands/queues.ts';
 import type { NativeExecutor } from '../executor.ts';
-import type { NQp, NQpAttr, NRecvWr, NSendWr } from '../native.ts';
+import type { NativeCmSession, NativeSession, NCmId, NQp, NQpAttr, NRecvWr, NSendWr } from '../native.ts';
 import { errnoName, fail, ok, post, res, st, type Handlers, type Outcome } from './handler.ts';
 import { qpOut, wcOut } from './out.ts';
 
@@ -38,7 +38,30 @@ export const queueHandlers: Handlers<typeof queueCommands> = {
   'ah.create': (x, a) => res(x.s.create_ah(a.pd, a.destDevice, a.sgidIndex), (ah) => ({ ah })),
   'post.send': (x, a) => post(x.s.post_send(a.qp, a.wrs.map((w) => sendWr(x, w))), a.wrs.length),
   'post.recv': (x, a) => post(x.s.post_recv(a.qp, a.wrs.map(recvWr)), a.wrs.length),
+  'cm.list': (x, a) => {
+    const cm = cmSession(x.s);
+    if (!cm) return ok({ ids: [], supported: false });   // a real device's session: its CM is the kernel's
+    const devs = a.device !== undefined ? [a.device] : x.s.devices().map((d) => d.handle);
+    return ok({ ids: devs.flatMap((d) => cm.cm_ids(d)).map(cmIdOut), supported: true });
+  },
 };
+
+/** the session's connection manager (native/addon/cm.cpp), which the software device's session has */
+function cmSession(s: NativeSession): (NativeSession & NativeCmSession) | undefined {
+  return typeof (s as Partial<NativeCmSession>).cm_ids === 'function' ? (s as NativeSession & NativeCmSession) : undefined;
+}
+
+/** enum rdma_port_space (rdma/rdma_cma.h; vl::CmPortSpace) */
+const PORT_SPACE: Readonly<Record<number, string>> = { 0x0002: 'RDMA_PS_IPOIB', 0x0106: 'RDMA_PS_TCP', 0x0111: 'RDMA_PS_UDP', 0x013f: 'RDMA_PS_IB' };
+
+export function cmIdOut(i: NCmId): ResultOf<'cm.list'>['ids'][number] {
+  return {
+    id: i.id, device: i.dev, listenId: i.listenId, portSpace: PORT_SPACE[i.portSpace] ?? `0x${i.portSpace.toString(16)}`,
+    qpType: QpType.name(i.qpType), qp: i.qp, localQpn: i.localQpn, remoteQpn: i.remoteQpn,
+    state: CmState.nameOf(i.state) ?? 'IB_CM_IDLE', stateValue: i.state, listening: i.listening, src: i.src, dst: i.dst,
+    localCommId: i.localCommId, remoteCommId: i.remoteCommId, serviceId: `0x${BigInt(i.serviceId).toString(16).padStart(16, '0')}`, peerDevice: i.peerDev,
+  };
+}
 
 /** A send work request as the native session takes it (enum names to rdma-core values). */
 export function sendWr(x: NativeExecutor, w: CommandArgs<'post.send'>['wrs'][number]): NSendWr {

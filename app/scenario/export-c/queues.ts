@@ -128,4 +128,5 @@ export const queueC: CExport<typeof queueCommands> = {
   },
   'post.send': ({ e, st, n, ctx, B, handled }) => { emitPostSend(e, ctx, st, n, B); handled(); },
   'post.recv': (e) => emitPostRecv(e),
+  'cm.list': ({ st, soft }) => { soft(`${st.cmd}: a console command (the CM IDs of the session); nothing to do on libibverbs`); },
 };

@@ -1,0 +1,72 @@
+// cm.list (app/protocol/commands/queues.ts, handler in app/host/commands/queues.ts): the CM IDs of the session's
+// devices as the console's Connections table shows them, answered from the device's cm_ids(dev), its reply exactly
+// what its result schema names. The IDs are made through the session's CM (native/addon/cm.cpp), as a librdmacm
+// program under `verbslab exec --console` makes them.
+import { describe, expect, it } from 'vitest';
+import { resultSchema, type CommandInput } from '../protocol/index.ts';
+import { Command } from '../protocol/commands.ts';
+import { needAddon } from '../scenario/testlib.ts';
+import type { NativeCmSession, NativeSession, NCmEvent } from './native.ts';
+
+const mod = await needAddon('cm.list');
+
+describe('cm.list', () => {
+  it('lists a listener and both ends of an established connection, per device, with rdma-core / IBA names', () => {
+    const ex = new mod.NativeExecutor({ seed: 2 });
+    try {
+      const run = (c: CommandInput) => {
+        const r = ex.exec(Command.parse(c));
+        if (!r.ok) throw new Error(`${c.cmd}: ${r.error.message}`);
+        return r.result as Record<string, unknown>;
+      };
+      const list = (device?: number) => {
+        const r = run({ cmd: 'cm.list', args: device === undefined ? {} : { device } });
+        const p = resultSchema('cm.list').parse(r);
+        expect(JSON.parse(JSON.stringify(p))).toEqual(JSON.parse(JSON.stringify(r)));   // no field the schema does not name
+        return p;
+      };
+      expect(list()).toEqual({ ids: [], supported: true });
+      const mk = () => {
+        const dev = run({ cmd: 'device.create', args: { profile: 'rxe' } }).device as number;
+        const pd = run({ cmd: 'pd.alloc', args: { device: dev } }).pd as number;
+        const cq = run({ cmd: 'cq.create', args: { device: dev, cqe: 16 } }).cq as number;
+        const qp = run({ cmd: 'qp.create', args: { pd, sendCq: cq, recvCq: cq, qpType: 'IBV_QPT_RC' } }).qp as number;
+        return { dev, qp };
+      };
+      const a = mk(), b = mk();
+      const s = ex.s as NativeSession & NativeCmSession;
+      const next = (dev: number): NCmEvent => {
+        for (let i = 0; i < 10000; i++) { const [e] = s.cm_get_events(dev, 1); if (e) return e; if (!s.step()) break; }
+        throw new Error('no CM event');
+      };
+      const l = s.cm_create_id(b.dev, 0x0106).value!;
+      expect(s.cm_bind_addr(l, { ip: '10.0.0.2', port: 4420 }).err).toBe(0);
+      expect(s.cm_listen(l, 4).err).toBe(0);
+      const listening = list(b.dev).ids;
+      expect(listening).toHaveLength(1);
+      expect(listening[0]).toMatchObject({ id: l, device: b.dev, portSpace: 'RDMA_PS_TCP', state: 'IB_CM_LISTEN', listening: true, src: { family: 'ipv4', ip: '10.0.0.2', port: 4420 } });
+      const c = s.cm_create_id(a.dev, 0x0106).value!;
+      expect(s.cm_resolve_addr(c, { ip: '10.0.0.2', port: 4420 }).err).toBe(0);
+      next(a.dev);
+      expect(s.cm_resolve_route(c).err).toBe(0);
+      next(a.dev);
+      expect(s.cm_set_qp(c, a.qp).err).toBe(0);
+      expect(s.cm_connect(c, {}).err).toBe(0);
+      const req = next(b.dev);
+      expect(list(a.dev).ids[0]).toMatchObject({ id: c, state: 'IB_CM_REQ_SENT', qp: a.qp });
+      expect(s.cm_set_qp(req.id, b.qp).err).toBe(0);
+      expect(s.cm_accept(req.id).err).toBe(0);
+      expect(next(a.dev).eventName).toBe('RDMA_CM_EVENT_ESTABLISHED');
+      expect(next(b.dev).eventName).toBe('RDMA_CM_EVENT_ESTABLISHED');
+      const all = list().ids;
+      expect(all.map((i) => i.id).sort()).toEqual([l, c, req.id].sort());
+      const ci = all.find((i) => i.id === c)!, si = all.find((i) => i.id === req.id)!;
+      const info = s.cm_id_info(c)!;
+      expect(ci).toMatchObject({ device: a.dev, state: 'IB_CM_ESTABLISHED', stateValue: 10, qpType: 'IBV_QPT_RC', qp: a.qp, peerDevice: b.dev,
+        dst: { family: 'ipv4', ip: '10.0.0.2', port: 4420 }, localCommId: info.localCommId, remoteCommId: si.localCommId,
+        localQpn: info.localQpn, remoteQpn: si.localQpn, serviceId: '0x0000000001061144' });
+      expect(si).toMatchObject({ device: b.dev, listenId: l, state: 'IB_CM_ESTABLISHED', remoteCommId: ci.localCommId });
+      expect(list(b.dev).ids.map((i) => i.id).sort()).toEqual([l, req.id].sort());
+    } finally { ex.close(); }
+  });
+});
