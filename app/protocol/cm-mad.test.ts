@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CM_REJ_REASON, decodeCmMad } from './cm-mad.ts';
 import { decodePayload, payloadOfPacket } from './decoders.ts';
-import { CmAttr, QpType } from './enums.ts';
+import { CmAttr, CmMadDir, QpType } from './enums.ts';
+import { cmEventText } from './cm-event-text.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -137,6 +138,35 @@ describe.skipIf(!addon)('the MADs the software device\'s CM sends', () => {
     });
     expect(ci.remoteQpn).toBe(si.localQpn);
     expect(mads[2]!.fields.RTU).toMatchObject({ localCommId: h(ci.localCommId, 8), remoteCommId: h(si.localCommId, 8) });
+    s.close();
+  });
+
+  it('a REQ to a port nobody listens on: the REJ on the wire and its CmMad event both say reason 8 INVALID_SERVICE_ID', () => {
+    const s = new addon.Session(4);
+    const a = s.create_device('rxe').value!, b = s.create_device('rxe').value!;
+    const next = (dev: number) => {
+      for (let i = 0; i < 10000; i++) { const [e] = s.cm_get_events(dev, 1); if (e) return e; if (!s.step()) break; }
+      throw new Error('no CM event');
+    };
+    const l = s.cm_create_id(b, 0x0106).value!;
+    expect(s.cm_bind_addr(l, { ip: '10.0.0.2', port: 4420 }).err).toBe(0);
+    expect(s.cm_listen(l, 4).err).toBe(0);
+    const c = s.cm_create_id(a, 0x0106).value!;
+    expect(s.cm_resolve_addr(c, { ip: '10.0.0.2', port: 4421 }).err).toBe(0);
+    expect(next(a).eventName).toBe('RDMA_CM_EVENT_ADDR_RESOLVED');
+    expect(s.cm_resolve_route(c).err).toBe(0);
+    expect(next(a).eventName).toBe('RDMA_CM_EVENT_ROUTE_RESOLVED');
+    expect(s.cm_connect(c, {}).err).toBe(0);
+    const rej = next(a);
+    expect(rej.eventName).toBe('RDMA_CM_EVENT_REJECTED');
+    expect(rej.status).toBe(8);
+    const evs = s.drain_events();
+    const wire = evs.filter((e) => e.kind === 'PacketSent' && e.pkt).map((e) => payloadOfPacket(e.pkt as unknown as Record<string, unknown>))
+      .map((p) => (p ? decodePayload(p) : undefined)).filter((d) => d?.protocol === 'ib-cm');
+    expect(wire.map((d) => d!.summary)).toEqual([expect.stringMatching(/^CM REQ .* -> 10\.0\.0\.2:4421$/), expect.stringMatching(/^CM REJ comm 0x[0-9a-f]+ -> 0x[0-9a-f]+ reason 8 INVALID_SERVICE_ID$/)]);
+    const got = evs.find((e) => e.kind === 'CmMad' && Number(e.b) === CmMadDir.values.RECEIVED && (Number(e.a) & 0xffff) === CmAttr.values.REJ)!;
+    expect(cmEventText({ kind: got.kind, a: Number(got.a), b: Number(got.b), c: Number(got.c), d: Number(got.d) }))
+      .toMatch(/^REJ received: reason 8 INVALID_SERVICE_ID comm 0x[0-9a-f]+ → 0x[0-9a-f]+$/);
     s.close();
   });
 });
