@@ -70,3 +70,22 @@ describe('cm.list', () => {
     } finally { ex.close(); }
   });
 });
+
+describe('cm.list of an attached program (from its events: attach-cm.ts)', () => {
+  it('folds ObjectCreated / CmState / ObjectDestroyed of kind cm_id, per device, an event seen twice once', async () => {
+    const { cmIdsOfEvents } = await import('./attach-cm.ts');
+    const ev = (seq: number, kind: string, obj: number, a: number, b: number, c = 0, d = 0, device = 1) => ({ seq, t: seq, kind, device, obj, objKind: 'cm_id', a, b, c, d });
+    const evs = [
+      ev(1, 'ObjectCreated', 7, 0x0106, 2), ev(2, 'CmState', 7, 0, 2, 0x11, 0), ev(3, 'CmState', 7, 2, 7, 0x11, 0x22), ev(4, 'CmState', 7, 7, 10, 0x11, 0x22),
+      ev(5, 'ObjectCreated', 8, 0x0106, 2, 0, 0, 2), ev(6, 'CmState', 8, 0, 1, 0, 0, 2),
+      ev(7, 'ObjectCreated', 9, 0x0111, 4), ev(8, 'ObjectDestroyed', 9, 0, 0),
+      { ...ev(9, 'QpState', 7, 0, 1), objKind: 'qp' },
+    ];
+    const ids = cmIdsOfEvents([...evs, evs[3]!]);
+    expect(ids.map((i) => [i.id, i.state])).toEqual([[7, 'IB_CM_ESTABLISHED'], [8, 'IB_CM_LISTEN']]);
+    expect(ids[0]).toMatchObject({ device: 1, portSpace: 'RDMA_PS_TCP', qpType: 'IBV_QPT_RC', localCommId: 0x11, remoteCommId: 0x22, stateValue: 10 });
+    expect(ids[1]).toMatchObject({ device: 2, listening: true });
+    expect(resultSchema('cm.list').parse({ ids, supported: true }).ids).toHaveLength(2);
+    expect(cmIdsOfEvents(evs, 2).map((i) => i.id)).toEqual([8]);
+  });
+});

@@ -53,10 +53,11 @@ function cmSession(s: NativeSession): (NativeSession & NativeCmSession) | undefi
 
 /** enum rdma_port_space (rdma/rdma_cma.h; vl::CmPortSpace) */
 const PORT_SPACE: Readonly<Record<number, string>> = { 0x0002: 'RDMA_PS_IPOIB', 0x0106: 'RDMA_PS_TCP', 0x0111: 'RDMA_PS_UDP', 0x013f: 'RDMA_PS_IB' };
+export const portSpaceName = (ps: number): string => PORT_SPACE[ps] ?? `0x${ps.toString(16)}`;
 
 export function cmIdOut(i: NCmId): ResultOf<'cm.list'>['ids'][number] {
   return {
-    id: i.id, device: i.dev, listenId: i.listenId, portSpace: PORT_SPACE[i.portSpace] ?? `0x${i.portSpace.toString(16)}`,
+    id: i.id, device: i.dev, listenId: i.listenId, portSpace: portSpaceName(i.portSpace),
     qpType: QpType.name(i.qpType), qp: i.qp, localQpn: i.localQpn, remoteQpn: i.remoteQpn,
     state: CmState.nameOf(i.state) ?? 'IB_CM_IDLE', stateValue: i.state, listening: i.listening, src: i.src, dst: i.dst,
     localCommId: i.localCommId, remoteCommId: i.remoteCommId, serviceId: `0x${BigInt(i.serviceId).toString(16).padStart(16, '0')}`, peerDevice: i.peerDev,
