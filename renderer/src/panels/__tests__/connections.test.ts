@@ -18,6 +18,7 @@ describe('Connections (RDMA CM)', () => {
     r.push(ev('Cqe', 4)); r.push(ev('Cqe', 5)); r.push(ev('Cqe', 6)); r.push(ev('Cqe', 7));   // the CmState at 2 left the ring
     expect(cmStateSince(r, 3)).toBe(false);
     expect(cmStateSince(r, 1)).toBe(true);   // positions no longer held: unknown, so ask
+    expect(cmStateSince(new EventRing(4), 7)).toBe(true);   // a ring emptied by a session reset: ask
   });
 
   it('the active side walks REQ sent → REP received, a listener\'s child REQ received → REP sent', () => {

@@ -4,10 +4,12 @@
 // names (enum ib_cm_state, app/protocol/enums.ts CmState).
 import type { EventRing } from '../../store/eventRing.ts';
 
-/** whether the ring received a CmState event at an absolute position >= from (positions no longer held count) */
+/** whether the ring received a CmState event at an absolute position >= from (positions no longer held count; a
+ *  ring that holds fewer events than `from` was cleared, by a session reset: ask) */
 export function cmStateSince(ring: EventRing, from: number): boolean {
+  if (from > ring.total) return true;
   const kind = ring.kinds.lookup('CmState');
-  if (kind < 0 || from >= ring.total) return false;
+  if (kind < 0 || from === ring.total) return false;
   if (from < ring.first) return true;   // events left the ring unseen: ask
   for (let p = from; p < ring.total; p++) if (ring.kind[p % ring.capacity] === kind) return true;
   return false;
