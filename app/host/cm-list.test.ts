@@ -89,3 +89,49 @@ describe('cm.list of an attached program (from its events: attach-cm.ts)', () =>
     expect(cmIdsOfEvents(evs, 2).map((i) => i.id)).toEqual([8]);
   });
 });
+
+describe('cm.createId / bind / listen / connect / accept / disconnect: two devices connected through the CM by commands', () => {
+  it('ends ESTABLISHED on both sides with both QPs in RTS, then disconnects; errors name the field', () => {
+    const ex = new mod.NativeExecutor({ seed: 3 });
+    try {
+      const exec = (c: CommandInput) => ex.exec(Command.parse(c));
+      const run = (c: CommandInput) => {
+        const r = exec(c);
+        if (!r.ok) throw new Error(`${c.cmd}: ${r.error.message}`);
+        const p = resultSchema(c.cmd).parse(r.result);
+        expect(JSON.parse(JSON.stringify(p))).toEqual(JSON.parse(JSON.stringify(r.result)));
+        return r.result as Record<string, number>;
+      };
+      const mk = () => {
+        const dev = run({ cmd: 'device.create', args: { profile: 'rxe' } }).device!;
+        const pd = run({ cmd: 'pd.alloc', args: { device: dev } }).pd!;
+        const cq = run({ cmd: 'cq.create', args: { device: dev, cqe: 16 } }).cq!;
+        const qp = run({ cmd: 'qp.create', args: { pd, sendCq: cq, recvCq: cq, qpType: 'IBV_QPT_RC' } }).qp!;
+        return { dev, qp };
+      };
+      const a = mk(), b = mk();
+      const l = run({ cmd: 'cm.createId', args: { device: b.dev } }).id!;
+      run({ cmd: 'cm.bind', args: { id: l, ip: '10.0.0.2', port: 4420 } });
+      run({ cmd: 'cm.listen', args: { id: l } });
+      const c = run({ cmd: 'cm.createId', args: { device: a.dev } }).id!;
+      run({ cmd: 'cm.connect', args: { id: c, qp: a.qp, ip: '10.0.0.2', port: 4420 } });
+      const acc = run({ cmd: 'cm.accept', args: { listenId: l, qp: b.qp } });
+      expect(acc.listenId).toBe(l);
+      run({ cmd: 'engine.run', args: {} });
+      const ids = resultSchema('cm.list').parse(run({ cmd: 'cm.list', args: {} })).ids;
+      expect(ids.find((i) => i.id === c)).toMatchObject({ state: 'IB_CM_ESTABLISHED', qp: a.qp });
+      expect(ids.find((i) => i.id === acc.id)).toMatchObject({ state: 'IB_CM_ESTABLISHED', qp: b.qp, listenId: l });
+      for (const qp of [a.qp, b.qp]) expect((run({ cmd: 'qp.query', args: { qp } }) as unknown as { attr: { qpStateName: string } }).attr.qpStateName).toBe('IBV_QPS_RTS');
+      run({ cmd: 'cm.disconnect', args: { id: c } });
+      run({ cmd: 'engine.run', args: {} });
+      const after = resultSchema('cm.list').parse(run({ cmd: 'cm.list', args: {} })).ids;
+      expect(after.find((i) => i.id === c)!.state).not.toBe('IB_CM_ESTABLISHED');
+      expect(after.find((i) => i.id === acc.id)!.state).not.toBe('IB_CM_ESTABLISHED');
+      // errors: an unknown ID; nothing to accept
+      const bad = exec({ cmd: 'cm.connect', args: { id: 999, qp: a.qp, ip: '10.0.0.2', port: 4420 } });
+      expect(bad.ok ? null : bad.error.field).toBe('args.id');
+      const none = exec({ cmd: 'cm.accept', args: { listenId: l, qp: b.qp } });
+      expect(none.ok ? null : none.error.message).toMatch(/no CONNECT_REQUEST/);
+    } finally { ex.close(); }
+  });
+});

@@ -1,11 +1,13 @@
 // Completion queues, shared receive queues, queue pairs, address handles and posting work requests.
 import { z } from 'zod';
 import { command, RHandle } from '../descriptor.ts';
+import { IpLiteral } from '../net.ts';
 import { CmState, Mtu, QpAttrMask, QpType } from '../enums.ts';
 import { QpOut, U24, WcOut, accessList, type Shared } from './shared.ts';
 
 const Posted = z.object({ posted: z.number() });
 
+const CmPort = z.number().int().min(0).max(65535);
 const CmAddrOut = z.object({ family: z.enum(['ipv4', 'ipv6', '']), ip: z.string(), port: z.number().int().min(0).max(65535) });
 /** one RDMA CM ID as the console's Connections table shows it (vl::CmIdInfo; docs/cm.md) */
 export const CmIdOut = z.object({
@@ -84,4 +86,17 @@ export const queueCommands = {
     result: z.object({ ids: z.array(CmIdOut), supported: z.boolean() }),
     readOnly: true, recorded: false,
   }),
+  // rdma_cm's calls on the software device's CM (docs/cm.md), so a scenario connects two devices through the CM. A CM
+  // ID is a number in the reply (`as` a result, then "$name.id"). cm.connect resolves the address and the route
+  // (stepping the engine until each event) and sends the REQ; cm.accept takes the listener's next CONNECT_REQUEST
+  // (stepping until it comes), gives it the QP and sends the REP; ESTABLISHED follows as the engine runs.
+  'cm.createId': command({
+    args: (h) => ({ device: h('device'), portSpace: z.enum(['RDMA_PS_TCP', 'RDMA_PS_UDP']).default('RDMA_PS_TCP') }),
+    result: z.object({ id: RHandle }),
+  }),
+  'cm.bind': command({ args: () => ({ id: RHandle, ip: IpLiteral, port: CmPort }), result: z.object({ id: RHandle }) }),
+  'cm.listen': command({ args: () => ({ id: RHandle, backlog: z.number().int().min(1).max(1024).default(8) }), result: z.object({ id: RHandle }) }),
+  'cm.connect': command({ args: (h) => ({ id: RHandle, qp: h('qp'), ip: IpLiteral, port: CmPort }), result: z.object({ id: RHandle }) }),
+  'cm.accept': command({ args: (h) => ({ listenId: RHandle, qp: h('qp') }), result: z.object({ id: RHandle, listenId: RHandle }) }),
+  'cm.disconnect': command({ args: () => ({ id: RHandle }), result: z.object({ id: RHandle }) }),
 };
