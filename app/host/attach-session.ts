@@ -2,6 +2,7 @@
 // commands of the console's panels answered from it with the same result shapes as the embedded device's
 // (app/protocol/commands/*.ts result schemas; every answer is checked against its schema before it leaves).
 import type { AttachedSession, AttachMessage, AttachState, CommandName, DeviceEvent, ErrorInfo, FromHost, ResultOf } from '../protocol/index.ts';
+import { cmIdsOfEvents } from './attach-cm.ts';
 import {
   ATTACH_FORWARD_MAX, ATTACH_FORWARD_MS, ATTACH_KEEP_EVENTS, ATTACH_KEEP_FRAMES, ATTACH_READ_COMMANDS, ATTACH_STALL_MS, ATTACH_STATE_KINDS,
   Command, describeZodError, resultSchema,
@@ -212,6 +213,8 @@ export class AttachSession {
           ...(c.args.device !== undefined ? { device: c.args.device, network: true } : {}),
         });
       }
+      case 'cm.list':   // from the events: the program's state message has no CM IDs (attach-cm.ts)
+        return ok('cm.list', { ids: cmIdsOfEvents([...this.lifecycle, ...this.events], c.args.device), supported: true });
       default:
         return fail('PROGRAM_OWNED', `${c.cmd}: not answered for an attached program`);
     }

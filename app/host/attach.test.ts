@@ -107,7 +107,7 @@ describe('attach: a program streaming its device to the console', () => {
   });
 
   it("answers the panels' read-only commands from it, each result matching its command's schema", async () => {
-    for (const [cmd, args] of [['device.list', {}], ['session.info', {}], ['events.recent', { max: 1 }], ['qp.query', { qp: 5 }], ['mr.query', { mr: 3 }], ['pcap.get', {}]] as const) {
+    for (const [cmd, args] of [['device.list', {}], ['session.info', {}], ['events.recent', { max: 1 }], ['qp.query', { qp: 5 }], ['mr.query', { mr: 3 }], ['pcap.get', {}], ['cm.list', {}]] as const) {
       const r = await call(id, cmd, args);
       expect(r.ok, `${cmd}: ${r.error?.message}`).toBe(true);
       expect(resultSchema(cmd).safeParse(r.result).success).toBe(true);

@@ -25,7 +25,7 @@ export const ATTACH_PROTOCOL_VERSION = 1;
 export const ATTACH_FORWARD_MS = 100;
 export const ATTACH_FORWARD_MAX = 2_000;
 /** event kinds never left out when a batch is sampled (native/src/core/events.cpp is_state_event) */
-export const ATTACH_STATE_KINDS: ReadonlySet<string> = new Set(['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'QpState', 'AsyncEvent', 'CqArmed', 'CompEvent']);
+export const ATTACH_STATE_KINDS: ReadonlySet<string> = new Set(['ObjectCreated', 'ObjectDestroyed', 'ObjectModified', 'QpState', 'AsyncEvent', 'CqArmed', 'CompEvent', 'CmState']);
 
 const Handle = z.number().int().min(0).max(0xffffffff);
 

@@ -7,6 +7,7 @@
 // A decoder is a pure function of the payload and the few transport facts given with it; it returns undefined
 // for payloads that are not its protocol's. Decoders are tried in registration order; the first that claims a
 // payload wins. A decoder that throws does not take the caller down: the result names the decoder and the error.
+import { cmMadDecoder } from './cm-mad.ts';
 import { LAB_DECODERS } from './labs.ts';
 import type { DecodedPayload, PayloadDecoder, PayloadInput } from './payload.ts';
 
@@ -55,5 +56,7 @@ export function payloadOfPacket(pkt: Record<string, unknown>): PayloadInput | un
   return { opcode, destQp: typeof destQp === 'number' ? destQp : 0, payload };
 }
 
+// The platform's own: the connection manager's MADs on QP1 (app/protocol/cm-mad.ts; docs/cm.md).
+registerDecoder(cmMadDecoder);
 // The labs' decoders, as their manifests declare them (labs/<id>/index.ts `decoders`).
 for (const d of LAB_DECODERS) registerDecoder(d);

@@ -1,9 +1,9 @@
 // Handlers of the queue commands (app/protocol/commands/queues.ts): CQs, SRQs, QPs, AHs, posting work requests.
 import type { CommandArgs, ResultOf } from '../../protocol/index.ts';
-import { Access, Mtu, QpAttrMask, QpState, QpType, SendFlag, WrOpcode, flagsOf, parseGid } from '../../protocol/index.ts';
+import { Access, CmState, Mtu, QpAttrMask, QpState, QpType, SendFlag, WrOpcode, flagsOf, parseGid } from '../../protocol/index.ts';
 import type { queueCommands } from '../../protocol/commands/queues.ts';
 import type { NativeExecutor } from '../executor.ts';
-import type { NQp, NQpAttr, NRecvWr, NSendWr } from '../native.ts';
+import type { NativeCmSession, NativeSession, NCmEvent, NCmId, NQp, NQpAttr, NRecvWr, NSendWr } from '../native.ts';
 import { errnoName, fail, ok, post, res, st, type Handlers, type Outcome } from './handler.ts';
 import { qpOut, wcOut } from './out.ts';
 
@@ -38,7 +38,74 @@ export const queueHandlers: Handlers<typeof queueCommands> = {
   'ah.create': (x, a) => res(x.s.create_ah(a.pd, a.destDevice, a.sgidIndex), (ah) => ({ ah })),
   'post.send': (x, a) => post(x.s.post_send(a.qp, a.wrs.map((w) => sendWr(x, w))), a.wrs.length),
   'post.recv': (x, a) => post(x.s.post_recv(a.qp, a.wrs.map(recvWr)), a.wrs.length),
+  'cm.list': (x, a) => {
+    const cm = cmSession(x.s);
+    if (!cm) return ok({ ids: [], supported: false });   // a real device's session: its CM is the kernel's
+    const devs = a.device !== undefined ? [a.device] : x.s.devices().map((d) => d.handle);
+    return ok({ ids: devs.flatMap((d) => cm.cm_ids(d)).map(cmIdOut), supported: true });
+  },
+  'cm.createId': (x, a) => withCm(x, (cm) => res(cm.cm_create_id(a.device, a.portSpace === 'RDMA_PS_UDP' ? 0x0111 : 0x0106), (id) => ({ id }))),
+  'cm.bind': (x, a) => withCm(x, (cm) => st(cm.cm_bind_addr(a.id, { ip: a.ip, port: a.port }), { id: a.id })),
+  'cm.listen': (x, a) => withCm(x, (cm) => st(cm.cm_listen(a.id, a.backlog), { id: a.id })),
+  'cm.connect': (x, a) => withCm(x, (cm) => {
+    const dev = cm.cm_id_info(a.id)?.dev;
+    if (!dev) return fail('ENOENT', `args.id: no CM ID ${a.id}`, 'args.id');
+    const r1 = cm.cm_resolve_addr(a.id, { ip: a.ip, port: a.port });
+    if (r1.err) return st(r1, null) as Outcome<never>;
+    const e1 = nextCmEvent(cm, dev, (e) => e.id === a.id);
+    if (e1?.eventName !== 'RDMA_CM_EVENT_ADDR_RESOLVED') return fail('EHOSTUNREACH', `cm.connect: ${e1?.eventName ?? 'no event'} resolving ${a.ip}`, 'args.ip');
+    const r2 = cm.cm_resolve_route(a.id);
+    if (r2.err) return st(r2, null) as Outcome<never>;
+    const e2 = nextCmEvent(cm, dev, (e) => e.id === a.id);
+    if (e2?.eventName !== 'RDMA_CM_EVENT_ROUTE_RESOLVED') return fail('EHOSTUNREACH', `cm.connect: ${e2?.eventName ?? 'no event'} resolving the route`, 'args.ip');
+    const r3 = cm.cm_set_qp(a.id, a.qp);
+    if (r3.err) return st(r3, null) as Outcome<never>;
+    return st(cm.cm_connect(a.id, {}), { id: a.id });
+  }),
+  'cm.accept': (x, a) => withCm(x, (cm) => {
+    const dev = cm.cm_id_info(a.listenId)?.dev;
+    if (!dev) return fail('ENOENT', `args.listenId: no CM ID ${a.listenId}`, 'args.listenId');
+    const req = nextCmEvent(cm, dev, (e) => e.listenId === a.listenId && e.eventName === 'RDMA_CM_EVENT_CONNECT_REQUEST');
+    if (!req) return fail('EAGAIN', `cm.accept: no CONNECT_REQUEST on listener ${a.listenId}`, 'args.listenId');
+    const r1 = cm.cm_set_qp(req.id, a.qp);
+    if (r1.err) return st(r1, null) as Outcome<never>;
+    return st(cm.cm_accept(req.id, {}), { id: req.id, listenId: a.listenId });
+  }),
+  'cm.disconnect': (x, a) => withCm(x, (cm) => st(cm.cm_disconnect(a.id), { id: a.id })),
 };
+
+function withCm<T>(x: NativeExecutor, f: (cm: NativeSession & NativeCmSession) => Outcome<T>): Outcome<T> {
+  const cm = cmSession(x.s);
+  return cm ? f(cm) : fail('EOPNOTSUPP', 'the connection manager is the software device\'s: a real device\'s session has the kernel\'s');
+}
+
+/** steps the engine until the device's CM queues an event `want` takes (others of that device are consumed and
+ *  passed over, as rdma_get_cm_event would hand them to the program); undefined when the engine runs dry first */
+function nextCmEvent(cm: NativeSession & NativeCmSession, dev: number, want: (e: NCmEvent) => boolean): NCmEvent | undefined {
+  for (let i = 0; i < 100000; i++) {
+    for (const e of cm.cm_get_events(dev, 16)) if (want(e)) return e;
+    if (!cm.step()) return undefined;
+  }
+  return undefined;
+}
+
+/** the session's connection manager (native/addon/cm.cpp), which the software device's session has */
+function cmSession(s: NativeSession): (NativeSession & NativeCmSession) | undefined {
+  return typeof (s as Partial<NativeCmSession>).cm_ids === 'function' ? (s as NativeSession & NativeCmSession) : undefined;
+}
+
+/** enum rdma_port_space (rdma/rdma_cma.h; vl::CmPortSpace) */
+const PORT_SPACE: Readonly<Record<number, string>> = { 0x0002: 'RDMA_PS_IPOIB', 0x0106: 'RDMA_PS_TCP', 0x0111: 'RDMA_PS_UDP', 0x013f: 'RDMA_PS_IB' };
+export const portSpaceName = (ps: number): string => PORT_SPACE[ps] ?? `0x${ps.toString(16)}`;
+
+export function cmIdOut(i: NCmId): ResultOf<'cm.list'>['ids'][number] {
+  return {
+    id: i.id, device: i.dev, listenId: i.listenId, portSpace: portSpaceName(i.portSpace),
+    qpType: QpType.name(i.qpType), qp: i.qp, localQpn: i.localQpn, remoteQpn: i.remoteQpn,
+    state: CmState.nameOf(i.state) ?? 'IB_CM_IDLE', stateValue: i.state, listening: i.listening, src: i.src, dst: i.dst,
+    localCommId: i.localCommId, remoteCommId: i.remoteCommId, serviceId: `0x${BigInt(i.serviceId).toString(16).padStart(16, '0')}`, peerDevice: i.peerDev,
+  };
+}
 
 /** A send work request as the native session takes it (enum names to rdma-core values). */
 export function sendWr(x: NativeExecutor, w: CommandArgs<'post.send'>['wrs'][number]): NSendWr {

@@ -20,7 +20,7 @@ export type AttachedSession = z.infer<typeof AttachedSession>;
 
 /** Commands the console may send about an attached program (attach.call): they read what the host holds. Every other
  *  command is the program's to give. */
-export const ATTACH_READ_COMMANDS = ['device.list', 'session.info', 'events.recent', 'qp.query', 'mr.query', 'pcap.get'] as const;
+export const ATTACH_READ_COMMANDS = ['device.list', 'session.info', 'events.recent', 'qp.query', 'mr.query', 'pcap.get', 'cm.list'] as const;
 
 const host = { answeredBy: 'host', step: false, recorded: false, readOnly: true } as const;
 

@@ -1,10 +1,23 @@
 // Completion queues, shared receive queues, queue pairs, address handles and posting work requests.
 import { z } from 'zod';
 import { command, RHandle } from '../descriptor.ts';
-import { Mtu, QpAttrMask, QpType } from '../enums.ts';
+import { IpLiteral } from '../net.ts';
+import { CmState, Mtu, QpAttrMask, QpType } from '../enums.ts';
 import { QpOut, U24, WcOut, accessList, type Shared } from './shared.ts';
 
 const Posted = z.object({ posted: z.number() });
+
+const CmPort = z.number().int().min(0).max(65535);
+const CmAddrOut = z.object({ family: z.enum(['ipv4', 'ipv6', '']), ip: z.string(), port: z.number().int().min(0).max(65535) });
+/** one RDMA CM ID as the console's Connections table shows it (vl::CmIdInfo; docs/cm.md) */
+export const CmIdOut = z.object({
+  id: RHandle, device: RHandle, listenId: z.number(),
+  portSpace: z.string(),                           // RDMA_PS_TCP / RDMA_PS_UDP / RDMA_PS_IB / RDMA_PS_IPOIB (enum rdma_port_space)
+  qpType: z.string(), qp: z.number(), localQpn: z.number(), remoteQpn: z.number(),
+  state: z.enum(CmState.names), stateValue: z.number(),   // enum ib_cm_state (IBA 12.9)
+  listening: z.boolean(), src: CmAddrOut, dst: CmAddrOut,
+  localCommId: z.number(), remoteCommId: z.number(), serviceId: z.string(), peerDevice: z.number(),
+});
 
 export const queueCommands = {
   'cq.create': command({
@@ -67,4 +80,23 @@ export const queueCommands = {
   }),
   'post.send': command({ args: (h, x: Shared) => ({ qp: h('qp'), wrs: z.array(x.SendWr).min(1).max(1024) }), result: Posted }),
   'post.recv': command({ args: (h, x: Shared) => ({ qp: h('qp'), wrs: z.array(x.RecvWr).min(1).max(1024) }), result: Posted }),
+  // the connection manager's IDs (rdma_cm_id) of one device, or of every device of the session
+  'cm.list': command({
+    args: (h) => ({ device: h('device').optional() }),
+    result: z.object({ ids: z.array(CmIdOut), supported: z.boolean() }),
+    readOnly: true, recorded: false,
+  }),
+  // rdma_cm's calls on the software device's CM (docs/cm.md), so a scenario connects two devices through the CM. A CM
+  // ID is a number in the reply (`as` a result, then "$name.id"). cm.connect resolves the address and the route
+  // (stepping the engine until each event) and sends the REQ; cm.accept takes the listener's next CONNECT_REQUEST
+  // (stepping until it comes), gives it the QP and sends the REP; ESTABLISHED follows as the engine runs.
+  'cm.createId': command({
+    args: (h) => ({ device: h('device'), portSpace: z.enum(['RDMA_PS_TCP', 'RDMA_PS_UDP']).default('RDMA_PS_TCP') }),
+    result: z.object({ id: RHandle }),
+  }),
+  'cm.bind': command({ args: () => ({ id: RHandle, ip: IpLiteral, port: CmPort }), result: z.object({ id: RHandle }) }),
+  'cm.listen': command({ args: () => ({ id: RHandle, backlog: z.number().int().min(1).max(1024).default(8) }), result: z.object({ id: RHandle }) }),
+  'cm.connect': command({ args: (h) => ({ id: RHandle, qp: h('qp'), ip: IpLiteral, port: CmPort }), result: z.object({ id: RHandle }) }),
+  'cm.accept': command({ args: (h) => ({ listenId: RHandle, qp: h('qp') }), result: z.object({ id: RHandle, listenId: RHandle }) }),
+  'cm.disconnect': command({ args: () => ({ id: RHandle }), result: z.object({ id: RHandle }) }),
 };

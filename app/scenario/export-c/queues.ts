@@ -128,4 +128,11 @@ export const queueC: CExport<typeof queueCommands> = {
   },
   'post.send': ({ e, st, n, ctx, B, handled }) => { emitPostSend(e, ctx, st, n, B); handled(); },
   'post.recv': (e) => emitPostRecv(e),
+  'cm.createId': ({ st, soft }) => { soft(`${st.cmd}: the software device's CM (docs/cm.md); not exported to libibverbs C (a librdmacm program does this)`); },
+  'cm.bind': ({ st, soft }) => { soft(`${st.cmd}: the software device's CM (docs/cm.md); not exported to libibverbs C (a librdmacm program does this)`); },
+  'cm.listen': ({ st, soft }) => { soft(`${st.cmd}: the software device's CM (docs/cm.md); not exported to libibverbs C (a librdmacm program does this)`); },
+  'cm.connect': ({ st, soft }) => { soft(`${st.cmd}: the software device's CM (docs/cm.md); not exported to libibverbs C (a librdmacm program does this)`); },
+  'cm.accept': ({ st, soft }) => { soft(`${st.cmd}: the software device's CM (docs/cm.md); not exported to libibverbs C (a librdmacm program does this)`); },
+  'cm.disconnect': ({ st, soft }) => { soft(`${st.cmd}: the software device's CM (docs/cm.md); not exported to libibverbs C (a librdmacm program does this)`); },
+  'cm.list': ({ st, soft }) => { soft(`${st.cmd}: a console command (the CM IDs of the session); nothing to do on libibverbs`); },
 };

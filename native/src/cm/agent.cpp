@@ -44,7 +44,9 @@ void emit_mad(SessionImpl& S, Handle dev, Handle id, const Msg& m, uint8_t dir, 
   std::string t = std::string(name_of(kCmMadDirNames, dir)) + " " + summary(m);
   if (!why.empty()) t += ": " + why;
   auto& e = S.emit(EventKind::CmMad, dev, id, id ? "cm_id" : "", std::move(t));
-  e.a = m.hdr.attr_id; e.b = dir;
+  // a: the attribute ID in bits 15:0; a REJ's reason (IBA 12.6.7.2 Table 112) in bits 31:16, so a console names it
+  // from the event's numbers (native/EVENTS.md)
+  e.a = m.hdr.attr_id | (m.hdr.attr_id == CM_ATTR_REJ ? uint64_t(m.f[F_REASON] & 0xffff) << 16 : 0); e.b = dir;
   e.c = m.hdr.attr_id >= CM_ATTR_SIDR_REQ && m.hdr.attr_id <= CM_ATTR_SIDR_REP ? m.f[F_REQUEST_ID] : m.f[F_LOCAL_COMM_ID];
   e.d = m.f[F_REMOTE_COMM_ID];
 }

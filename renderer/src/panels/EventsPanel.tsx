@@ -1,6 +1,7 @@
 // Events: every device event, in a virtualized log over the typed-array ring, filterable by kind, object
 // and text. Filtering is incremental (FilteredView), so a million rows stay smooth.
 import { fmtNs } from '../format.ts';
+import { cmEventText } from '../../../app/protocol/cm-event-text.ts';
 import { useState } from 'react';
 import { useConsole, useModel, useSampled } from '../store/context.tsx';
 import { Field, Section } from '../components/ui.tsx';
@@ -44,8 +45,12 @@ export function EventsPanel() {
           render={(i) => {
             const pos = view.at(i); const k = pos % ring.capacity;
             const ok = (ring.flags[k] & 1) === 1;
-            const line = textCols([String(ring.seq[k]), fmtT(ring.t[k]), ring.kinds.get(ring.kind[k]), ring.device[k] ? String(ring.device[k]) : '',
-              `${ring.objKinds.get(ring.objKind[k])} ${ring.obj[k] || ''}`, fmtN(ring.a[k]), fmtN(ring.b[k]), fmtN(ring.c[k]), fmtN(ring.d[k]), ring.text[k] ?? ''], WIDTHS);
+            const kind = ring.kinds.get(ring.kind[k]);
+            // the CM's events in words from their numbers (app/protocol/cm-event-text.ts), the device's text after
+            const words = cmEventText({ kind, a: ring.a[k]!, b: ring.b[k]!, c: ring.c[k]!, d: ring.d[k]! });
+            const text = words ? `${words}${ring.text[k] ? ` | ${ring.text[k]}` : ''}` : ring.text[k] ?? '';
+            const line = textCols([String(ring.seq[k]), fmtT(ring.t[k]), kind, ring.device[k] ? String(ring.device[k]) : '',
+              `${ring.objKinds.get(ring.objKind[k])} ${ring.obj[k] || ''}`, fmtN(ring.a[k]), fmtN(ring.b[k]), fmtN(ring.c[k]), fmtN(ring.d[k]), text], WIDTHS);
             return <div className={ok ? 'ev-line' : 'ev-line ev-bad'} data-testid="event-row">{line}</div>;
           }} />
       </Section>

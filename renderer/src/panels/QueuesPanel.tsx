@@ -8,6 +8,7 @@ import { ConnectForm, CreateCqForm, CreateQpForm, CreateSrqForm } from './queues
 import { CreateAhForm, PostSendForm } from './queues/PostSendForm.tsx';
 import { CqCard, PostRecvForm, QpCard, SrqCard } from './queues/Cards.tsx';
 import { useLiveObjects, useNames } from './queues/common.tsx';
+import { ConnectionsTable } from './queues/Connections.tsx';
 
 /** Free running: says where the rings come from when the events reach us sampled (QueueModel.snapshotSeq). */
 function SampledNote() {
@@ -53,6 +54,7 @@ export function QueuesPanel() {
       <Section title="Queue pairs" testid="qps-section">
         {qps.length ? <div className="qgrid">{qps.map((q) => <QpCard key={q.handle} handle={q.handle} />)}</div> : <p className="muted">No QPs.</p>}
       </Section>
+      <Section title="Connections (RDMA CM)" testid="cm-section"><ConnectionsTable /></Section>
       {srqs.length > 0 && (
         <Section title="Shared receive queues">
           <div className="qgrid">{srqs.map((s) => <SrqCard key={s.handle} handle={s.handle} />)}</div>
